@@ -1,0 +1,572 @@
+"""A concrete syntax tree for protobuf text format, bound to a message schema.
+
+The tree keeps every byte of the input: each token carries the whitespace and comments before it (`pre`), so
+joining `pre + text` of all tokens in order gives the input back unchanged.  The parser follows
+`google.protobuf.text_format` token by token (same tokenizer rules, same value conversions, same duplicate and
+oneof checks, same error positions), so a text parses here exactly when `text_format.Parse` accepts it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass
+
+from google.protobuf import text_encoding, text_format
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+
+from studio.config.descriptors import (
+    default_value,
+    has_presence,
+    is_map_entry_type,
+    is_message,
+    is_repeated,
+)
+
+_QUOTES = ("'", '"')
+# text_format's tokenizer, applied to the whole text at once: trivia (whitespace and `#` comments) or a token
+# (identifier, number, quoted string) or any other single character.  `$` with re.M is text_format's
+# end-of-line (it tokenizes line by line, lines split on "\n").
+_LEX = re.compile(
+    r"(?P<ws>(?:\s|#[^\n]*)+)"
+    r"|[a-zA-Z_][0-9a-zA-Z_+-]*"
+    r"|(?:[0-9+-]|\.[0-9])[0-9a-zA-Z_.+-]*"
+    r"|\"[^\"\n\\]*(?:(?:\\.)+[^\"\n\\]*)*(?:\"|\\?$)"
+    r"|'[^'\n\\]*(?:(?:\\.)+[^'\n\\]*)*(?:'|\\?$)"
+    r"|.",
+    re.M,
+)
+_IDENTIFIER = re.compile(r"[^\d\W]\w*")
+_IDENTIFIER_OR_NUMBER = re.compile(r"\w+")
+
+_INT_KINDS = {
+    FieldDescriptor.TYPE_INT32: (True, False),
+    FieldDescriptor.TYPE_SINT32: (True, False),
+    FieldDescriptor.TYPE_SFIXED32: (True, False),
+    FieldDescriptor.TYPE_INT64: (True, True),
+    FieldDescriptor.TYPE_SINT64: (True, True),
+    FieldDescriptor.TYPE_SFIXED64: (True, True),
+    FieldDescriptor.TYPE_UINT32: (False, False),
+    FieldDescriptor.TYPE_FIXED32: (False, False),
+    FieldDescriptor.TYPE_UINT64: (False, True),
+    FieldDescriptor.TYPE_FIXED64: (False, True),
+}
+_FLOAT_TYPES = (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE)
+
+
+class ParseError(ValueError):
+    """Bad input, with a 1-based line and column, the offending source line and a hint where we have one."""
+
+    def __init__(
+        self,
+        message: str,
+        line: int,
+        column: int,
+        *,
+        hint: str | None = None,
+        source_line: str | None = None,
+        filename: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+        self.hint = hint
+        self.source_line = source_line
+        self.filename = filename
+
+    def __str__(self) -> str:
+        return self.format()
+
+    def format(self, filename: str | None = None) -> str:
+        """Compiler-style text: `file:line:col: error: message`, the source line with a caret, the hint."""
+        where = filename or self.filename
+        head = f"{where}:{self.line}:{self.column}" if where else f"{self.line}:{self.column}"
+        out = [f"{head}: error: {self.message}"]
+        if self.source_line is not None:
+            src = self.source_line.rstrip("\r").expandtabs(1)
+            out.append("    " + src)
+            out.append("    " + " " * max(0, self.column - 1) + "^")
+        if self.hint:
+            out.append(f"  hint: {self.hint}")
+        return "\n".join(out)
+
+
+class Token:
+    """One token and the trivia (whitespace, comments) written before it."""
+
+    __slots__ = ("pre", "text", "start")
+
+    def __init__(self, pre: str, text: str, start: int = -1) -> None:
+        self.pre = pre
+        self.text = text
+        self.start = start
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Token({self.pre!r}, {self.text!r})"
+
+
+class Scalar:
+    """A scalar value: one token, or several adjacent string tokens; `value` is the converted Python value."""
+
+    __slots__ = ("toks", "value")
+
+    def __init__(self, toks: list[Token], value) -> None:
+        self.toks = toks
+        self.value = value
+
+    def first(self) -> Token:
+        return self.toks[0]
+
+    def last(self) -> Token:
+        return self.toks[-1]
+
+
+class Block:
+    """A message body: `{ fields }` or `< fields >`; the document root has no `open` and closes on EOF."""
+
+    __slots__ = ("desc", "open", "fields", "close", "owner")
+
+    def __init__(self, desc: Descriptor, open_: Token | None, owner: Field | None = None) -> None:
+        self.desc = desc
+        self.open = open_
+        self.fields: list[Field] = []
+        self.close: Token | None = None
+        self.owner = owner
+
+    def first(self) -> Token:
+        if self.open is not None:
+            return self.open
+        return self.fields[0].first() if self.fields else self.close  # type: ignore[return-value]
+
+    def last(self) -> Token:
+        return self.close  # type: ignore[return-value]
+
+    def field_nodes(self, name: str) -> list[Field]:
+        return [f for f in self.fields if f.fd.name == name]
+
+
+class Field:
+    """One occurrence of a field: `name: value`, `name { }`, or `name: [a, b]` (list syntax)."""
+
+    __slots__ = ("fd", "name", "colon", "lbrack", "items", "commas", "rbrack", "sep", "parent")
+
+    def __init__(self, fd: FieldDescriptor, name: Token, parent: Block | None) -> None:
+        self.fd = fd
+        self.name = name
+        self.colon: Token | None = None
+        self.lbrack: Token | None = None
+        self.items: list[Scalar | Block] = []
+        self.commas: list[Token | None] = []  # commas[i] follows items[i] inside a list
+        self.rbrack: Token | None = None
+        self.sep: Token | None = None
+        self.parent = parent
+
+    def first(self) -> Token:
+        return self.name
+
+    def last(self) -> Token:
+        if self.sep is not None:
+            return self.sep
+        if self.rbrack is not None:
+            return self.rbrack
+        return self.items[-1].last()
+
+
+def emit(node, out: list[str]) -> None:
+    """Append the text of a node (Block, Field, Scalar) to `out`."""
+    if isinstance(node, Block):
+        if node.open is not None:
+            out.append(node.open.pre)
+            out.append(node.open.text)
+        for f in node.fields:
+            emit(f, out)
+        if node.close is not None:
+            out.append(node.close.pre)
+            out.append(node.close.text)
+    elif isinstance(node, Field):
+        out.append(node.name.pre)
+        out.append(node.name.text)
+        if node.colon is not None:
+            out.append(node.colon.pre)
+            out.append(node.colon.text)
+        if node.lbrack is not None:
+            out.append(node.lbrack.pre)
+            out.append(node.lbrack.text)
+        for item, comma in zip(node.items, node.commas):
+            emit(item, out)
+            if comma is not None:
+                out.append(comma.pre)
+                out.append(comma.text)
+        if node.rbrack is not None:
+            out.append(node.rbrack.pre)
+            out.append(node.rbrack.text)
+        if node.sep is not None:
+            out.append(node.sep.pre)
+            out.append(node.sep.text)
+    else:
+        for t in node.toks:
+            out.append(t.pre)
+            out.append(t.text)
+
+
+def iter_tokens(node):
+    """Every token of a node, in text order."""
+    if isinstance(node, Block):
+        if node.open is not None:
+            yield node.open
+        for f in node.fields:
+            yield from iter_tokens(f)
+        if node.close is not None:
+            yield node.close
+    elif isinstance(node, Field):
+        yield node.name
+        if node.colon is not None:
+            yield node.colon
+        if node.lbrack is not None:
+            yield node.lbrack
+        for item, comma in zip(node.items, node.commas):
+            yield from iter_tokens(item)
+            if comma is not None:
+                yield comma
+        if node.rbrack is not None:
+            yield node.rbrack
+        if node.sep is not None:
+            yield node.sep
+    else:
+        yield from node.toks
+
+
+def position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column (in code points) of an offset; lines split on "\\n" as text_format does."""
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return line, col
+
+
+def line_at(text: str, offset: int) -> str:
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def tokenize(text: str) -> tuple[list[Token], Token]:
+    """Tokens (each with its leading trivia) and the end-of-file token that holds the trailing trivia."""
+    toks: list[Token] = []
+    append = toks.append
+    pre_start = 0
+    for m in _LEX.finditer(text):
+        if m.lastgroup is None:
+            s = m.start()
+            append(Token(text[pre_start:s], m.group(), s))
+            pre_start = m.end()
+    return toks, Token(text[pre_start:], "", len(text))
+
+
+def is_default_scalar(value) -> bool:
+    """protobuf's rule for "was this implicit-presence field set": non-default, and -0.0 counts as set."""
+    if isinstance(value, float) and math.copysign(1.0, value) < 0:
+        return False
+    return not value
+
+
+@dataclass
+class _MessageState:
+    """What text_format's target message would know while parsing: set fields and the active oneof members."""
+
+    values: dict
+    oneofs: dict
+
+    @classmethod
+    def new(cls) -> _MessageState:
+        return cls({}, {})
+
+
+class Parser:
+    """Recursive descent over the token list, mirroring text_format._Parser._MergeField."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks, self.eof = tokenize(text)
+        self.toks.append(self.eof)
+        self.i = 0
+        self.prev: Token | None = None
+
+    # -- token helpers ---------------------------------------------------------------------------------
+    def _cur(self) -> Token:
+        return self.toks[self.i]
+
+    def _advance(self) -> Token:
+        t = self.toks[self.i]
+        self.prev = t
+        if t is not self.eof:
+            self.i += 1
+        return t
+
+    def _try(self, s: str) -> Token | None:
+        t = self.toks[self.i]
+        if t.text == s and t is not self.eof:
+            self.prev = t
+            self.i += 1
+            return t
+        return None
+
+    def _error_at(self, offset: int, message: str, hint: str | None = None) -> ParseError:
+        line, col = position(self.text, offset)
+        return ParseError(message, line, col, hint=hint, source_line=line_at(self.text, offset))
+
+    def error_cur(self, message: str, hint: str | None = None) -> ParseError:
+        return self._error_at(self._cur().start, message, hint)
+
+    def error_prev(self, message: str, hint: str | None = None) -> ParseError:
+        offset = self.prev.start if self.prev is not None else 0
+        return self._error_at(offset, message, hint)
+
+    def _consume(self, s: str, hint: str | None = None) -> Token:
+        t = self._try(s)
+        if t is None:
+            raise self.error_cur(f'Expected "{s}".', hint)
+        return t
+
+    # -- grammar ---------------------------------------------------------------------------------------
+    def parse_document(self, desc: Descriptor) -> Block:
+        root = Block(desc, None)
+        state = _MessageState.new()
+        while self._cur() is not self.eof:
+            root.fields.append(self._field(root, state))
+        root.close = self.eof
+        return root
+
+    def _field(self, block: Block, state: _MessageState) -> Field:
+        desc = block.desc
+        t = self._cur()
+        if t.text == "[" and t is not self.eof:
+            self._advance()
+            if not _IDENTIFIER.match(self._cur().text):
+                raise self.error_cur("Expected identifier.")
+            self._advance()
+            raise self.error_prev(f'Message type "{desc.full_name}" does not have extensions.')
+        if not _IDENTIFIER_OR_NUMBER.match(t.text):
+            raise self.error_cur(
+                f"Expected identifier or number, got {t.text}.",
+                "a field name was expected here" if t.text else "the text ends where a field name was expected",
+            )
+        name = self._advance()
+        fd = desc.fields_by_name.get(name.text)
+        if fd is None:
+            raise self.error_prev(
+                f'Message type "{desc.full_name}" has no field named "{name.text}".',
+                unknown_field_hint(desc, name.text),
+            )
+        oneof = fd.containing_oneof
+        if oneof is not None:
+            which = state.oneofs.get(oneof.name)
+            if which is not None and which != fd.name:
+                raise self.error_prev(
+                    f'Field "{fd.name}" is specified along with field "{which}", another member of oneof '
+                    f'"{oneof.name}" for message type "{desc.full_name}".',
+                    f"{fd.name} and {which} exclude each other: keep one of them",
+                )
+        node = Field(fd, name, block)
+        repeated = is_repeated(fd)
+        if is_message(fd):
+            node.colon = self._try(":")
+            value = self._message_value
+        else:
+            node.colon = self._consume(":", f"a scalar field needs a colon: {fd.name}: <value>")
+            value = self._scalar_value
+        if repeated and (lb := self._try("[")) is not None:
+            node.lbrack = lb
+            rb = self._try("]")
+            if rb is None:
+                while True:
+                    node.items.append(value(node, state))
+                    rb = self._try("]")
+                    if rb is not None:
+                        node.commas.append(None)
+                        break
+                    t = self._cur()
+                    if t is self.eof:
+                        raise self.error_cur(
+                            'Expected ",".', f"the '[' opened at {self._where(lb)} is never closed"
+                        )
+                    node.commas.append(self._consume(","))
+            node.rbrack = rb
+        else:
+            node.items.append(value(node, state))
+            node.commas.append(None)
+        node.sep = self._try(",") or self._try(";")
+        return node
+
+    def _where(self, tok: Token) -> str:
+        line, col = position(self.text, tok.start)
+        return f"line {line}, column {col}"
+
+    def _message_value(self, node: Field, state: _MessageState) -> Block:
+        fd = node.fd
+        open_ = self._try("<")
+        end = ">"
+        if open_ is None:
+            open_ = self._consume("{", f"{fd.name} is a message: write {fd.name} {{ ... }}")
+            end = "}"
+        if not is_repeated(fd):
+            if fd.name in state.values:
+                raise self.error_prev(
+                    f'Message type "{fd.containing_type.full_name}" should not have multiple "{fd.name}" '
+                    "fields.",
+                    f"merge the two {fd.name} blocks into one",
+                )
+            state.values[fd.name] = True
+            if fd.containing_oneof is not None:
+                state.oneofs[fd.containing_oneof.name] = fd.name
+        block = Block(fd.message_type, open_, node)
+        child = _MessageState.new()
+        while True:
+            t = self._try(end)
+            if t is not None:
+                block.close = t
+                return block
+            if self._cur() is self.eof:
+                raise self.error_prev(
+                    f'Expected "{end}".', f"the '{open_.text}' opened at {self._where(open_)} is never closed"
+                )
+            block.fields.append(self._field(block, child))
+
+    def _scalar_value(self, node: Field, state: _MessageState) -> Scalar:
+        fd = node.fd
+        t = self._cur()
+        ftype = fd.type
+        try:
+            if ftype in _INT_KINDS:
+                signed, long_ = _INT_KINDS[ftype]
+                value = text_format.ParseInteger(t.text, is_signed=signed, is_long=long_)
+                toks = [self._advance()]
+            elif ftype in _FLOAT_TYPES:
+                value = text_format.ParseFloat(t.text)
+                toks = [self._advance()]
+            elif ftype == FieldDescriptor.TYPE_BOOL:
+                value = text_format.ParseBool(t.text)
+                toks = [self._advance()]
+            elif ftype == FieldDescriptor.TYPE_ENUM:
+                value = text_format.ParseEnum(fd, t.text)
+                toks = [self._advance()]
+            else:
+                toks, value = self._strings(fd)
+        except ValueError as e:
+            raise self.error_cur(str(e), value_hint(fd, t.text)) from None
+        if not is_repeated(fd):
+            seen = state.values
+            if has_presence(fd):
+                dup = fd.name in seen
+            else:
+                dup = fd.name in seen and not is_default_scalar(seen[fd.name])
+            if dup:
+                raise self.error_prev(
+                    f'Message type "{fd.containing_type.full_name}" should not have multiple "{fd.name}" '
+                    "fields.",
+                    f"{fd.name} is set twice: keep one",
+                )
+            seen[fd.name] = value
+            if fd.containing_oneof is not None:
+                state.oneofs[fd.containing_oneof.name] = fd.name
+        return Scalar(toks, value)
+
+    def _strings(self, fd: FieldDescriptor) -> tuple[list[Token], str | bytes]:
+        toks: list[Token] = []
+        parts: list[bytes] = []
+        while True:
+            t = self._cur()
+            text = t.text
+            if not toks:
+                if len(text) < 1 or text[0] not in _QUOTES:
+                    raise ValueError(f"Expected string but found: {text!r}")
+            elif not text or text[0] not in _QUOTES:
+                break
+            if len(text) < 2 or text[-1] != text[0]:
+                raise ValueError(f"String missing ending quote: {text!r}")
+            parts.append(text_encoding.CUnescape(text[1:-1]))
+            toks.append(self._advance())
+        raw = b"".join(parts)
+        if fd.type == FieldDescriptor.TYPE_BYTES:
+            return toks, raw
+        try:
+            return toks, raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"Couldn't parse string: {e}") from None
+
+
+def parse_fields(text: str, desc: Descriptor) -> Block:
+    """Parse `text` as the body of a `desc` message (used for snippets inserted by edits)."""
+    return Parser(text).parse_document(desc)
+
+
+# -- hints ---------------------------------------------------------------------------------------------------
+def unknown_field_hint(desc: Descriptor, name: str) -> str | None:
+    names = [f.name for f in desc.fields]
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+    if close:
+        return f"did you mean {close[0]}?"
+    lower = name.lower()
+    for f in desc.fields:
+        if f.name == lower:
+            return f"did you mean {f.name}? (field names are lower case)"
+    homes = _field_homes(desc.file.pool if hasattr(desc.file, "pool") else None, desc, name)
+    if homes:
+        return f"{name} is a field of {', '.join(homes)}, not of {desc.name}"
+    return f"{desc.name} has the fields: {', '.join(names)}"
+
+
+def _field_homes(_pool, desc: Descriptor, name: str) -> list[str]:
+    """Other messages (reachable from the same file) that have a field of this name."""
+    homes = []
+    for mdesc in _all_messages(desc.file):
+        if mdesc is not desc and name in mdesc.fields_by_name and not is_map_entry_type(mdesc):
+            homes.append(mdesc.full_name.split(".", 1)[-1])
+    return homes[:3]
+
+
+def _all_messages(file_desc):
+    stack = list(file_desc.message_types_by_name.values())
+    while stack:
+        d = stack.pop(0)
+        yield d
+        stack.extend(d.nested_types)
+
+
+def value_hint(fd: FieldDescriptor, text: str) -> str | None:
+    if fd.type == FieldDescriptor.TYPE_ENUM:
+        names = [v.name for v in fd.enum_type.values]
+        close = difflib.get_close_matches(text, names, n=1, cutoff=0.6)
+        lead = f"did you mean {close[0]}? " if close else ""
+        return f"{lead}{fd.name} takes one of: {', '.join(names)}"
+    if fd.type == FieldDescriptor.TYPE_BOOL:
+        return f"{fd.name} takes true or false"
+    if fd.type in _INT_KINDS:
+        signed, long_ = _INT_KINDS[fd.type]
+        bits = 64 if long_ else 32
+        kind = f"{'signed' if signed else 'unsigned'} {bits}-bit integer"
+        if text.startswith(("'", '"')):
+            return f"{fd.name} takes a {kind}, without quotes"
+        return f"{fd.name} takes a {kind}"
+    if fd.type in _FLOAT_TYPES:
+        return f"{fd.name} takes a number"
+    if fd.cpp_type == FieldDescriptor.CPPTYPE_STRING:
+        return f'{fd.name} takes a quoted string: {fd.name}: "..."'
+    return None
+
+
+__all__ = [
+    "Block",
+    "Field",
+    "ParseError",
+    "Parser",
+    "Scalar",
+    "Token",
+    "default_value",
+    "emit",
+    "iter_tokens",
+    "parse_fields",
+    "position",
+    "tokenize",
+]
