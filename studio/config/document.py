@@ -43,6 +43,7 @@ from studio.config.syntax import (
     emit,
     iter_tokens,
     position,
+    suggest_enum,
 )
 
 ModelConfig = model_config_pb2.ModelConfig
@@ -968,8 +969,8 @@ def _coerce(fd: FieldDescriptor, value):
             ev = fd.enum_type.values_by_name.get(value)
             if ev is None:
                 names = [v.name for v in fd.enum_type.values]
-                close = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
-                lead = f"did you mean {close[0]}? " if close else ""
+                guess = suggest_enum(fd, value)
+                lead = f"did you mean {guess}? " if guess else ""
                 raise EditError(f"{fd.name}: no value named {value!r}; {lead}valid: {', '.join(names)}")
             return ev.number
         if isinstance(value, bool) or not isinstance(value, int):

@@ -350,7 +350,9 @@ class Parser:
         if not _IDENTIFIER_OR_NUMBER.match(t.text):
             raise self.error_cur(
                 f"Expected identifier or number, got {t.text}.",
-                "a field name was expected here" if t.text else "the text ends where a field name was expected",
+                "a field name was expected here"
+                if t.text
+                else "the text ends where a field name was expected",
             )
         name = self._advance()
         fd = desc.fields_by_name.get(name.text)
@@ -513,32 +515,88 @@ def unknown_field_hint(desc: Descriptor, name: str) -> str | None:
             return f"did you mean {f.name}? (field names are lower case)"
     homes = _field_homes(desc.file.pool if hasattr(desc.file, "pool") else None, desc, name)
     if homes:
-        return f"{name} is a field of {', '.join(homes)}, not of {desc.name}"
+        return f"{name} belongs inside {' or '.join(homes)}, not in {desc.name}"
     return f"{desc.name} has the fields: {', '.join(names)}"
 
 
 def _field_homes(_pool, desc: Descriptor, name: str) -> list[str]:
-    """Other messages (reachable from the same file) that have a field of this name."""
+    """Field paths (from the file's ModelConfig) of other messages that have a field of this name."""
+    root = desc.file.message_types_by_name.get("ModelConfig")
+    if root is None:
+        return []
     homes = []
-    for mdesc in _all_messages(desc.file):
-        if mdesc is not desc and name in mdesc.fields_by_name and not is_map_entry_type(mdesc):
-            homes.append(mdesc.full_name.split(".", 1)[-1])
+    for path, mdesc in _message_paths(root):
+        if mdesc is not desc and name in mdesc.fields_by_name:
+            homes.append(path)
     return homes[:3]
 
 
-def _all_messages(file_desc):
-    stack = list(file_desc.message_types_by_name.values())
-    while stack:
-        d = stack.pop(0)
-        yield d
-        stack.extend(d.nested_types)
+def _message_paths(root: Descriptor):
+    """(field path, message type) for each message type reachable from root, shortest path first."""
+    seen = {root.full_name}
+    queue = [("", root)]
+    while queue:
+        path, d = queue.pop(0)
+        if path:
+            yield path, d
+        for f in d.fields:
+            sub = f.message_type
+            if sub is None:
+                continue
+            if is_map_entry_type(sub):
+                vf = sub.fields_by_name["value"]
+                if vf.message_type is None:
+                    continue
+                sub, step = vf.message_type, f'{f.name}["..."]'
+            else:
+                step = f.name
+            if sub.full_name not in seen:
+                seen.add(sub.full_name)
+                queue.append((f"{path}.{step}" if path else step, sub))
+
+
+# Names people write for Triton's data types (numpy, PyTorch, TensorFlow spellings).
+_DATA_TYPE_ALIASES = {
+    "FLOAT": "FP32",
+    "FLOAT32": "FP32",
+    "SINGLE": "FP32",
+    "HALF": "FP16",
+    "FLOAT16": "FP16",
+    "DOUBLE": "FP64",
+    "FLOAT64": "FP64",
+    "BFLOAT16": "BF16",
+    "STR": "STRING",
+    "BYTES": "STRING",
+    "OBJECT": "STRING",
+    "INT": "INT32",
+    "LONG": "INT64",
+    "BOOLEAN": "BOOL",
+    "CHAR": "INT8",
+    "BYTE": "UINT8",
+    "SHORT": "INT16",
+}
+
+
+def suggest_enum(fd: FieldDescriptor, text: str) -> str | None:
+    """The enum name a user most likely meant by `text`."""
+    names = [v.name for v in fd.enum_type.values]
+    upper = text.upper()
+    if upper in names:
+        return upper
+    if fd.enum_type.name == "DataType":
+        bare = upper.removeprefix("TYPE_").removeprefix("TORCH.").removeprefix("TF.").removeprefix("NP.")
+        alias = _DATA_TYPE_ALIASES.get(bare, bare)
+        if "TYPE_" + alias in names:
+            return "TYPE_" + alias
+    close = difflib.get_close_matches(upper, names, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def value_hint(fd: FieldDescriptor, text: str) -> str | None:
     if fd.type == FieldDescriptor.TYPE_ENUM:
         names = [v.name for v in fd.enum_type.values]
-        close = difflib.get_close_matches(text, names, n=1, cutoff=0.6)
-        lead = f"did you mean {close[0]}? " if close else ""
+        guess = suggest_enum(fd, text)
+        lead = f"did you mean {guess}? " if guess else ""
         return f"{lead}{fd.name} takes one of: {', '.join(names)}"
     if fd.type == FieldDescriptor.TYPE_BOOL:
         return f"{fd.name} takes true or false"
