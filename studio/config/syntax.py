@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import warnings
 from dataclasses import dataclass
 
 from google.protobuf import text_encoding, text_format
@@ -343,9 +344,12 @@ class Parser:
         t = self._cur()
         if t.text == "[" and t is not self.eof:
             self._advance()
-            if not _IDENTIFIER.match(self._cur().text):
-                raise self.error_cur("Expected identifier.")
-            self._advance()
+            while True:
+                if not _IDENTIFIER.match(self._cur().text):
+                    raise self.error_cur("Expected identifier.")
+                self._advance()
+                if self._try(".") is None:
+                    break
             raise self.error_prev(f'Message type "{desc.full_name}" does not have extensions.')
         if not _IDENTIFIER_OR_NUMBER.match(t.text):
             raise self.error_cur(
@@ -487,7 +491,13 @@ class Parser:
                 break
             if len(text) < 2 or text[-1] != text[0]:
                 raise ValueError(f"String missing ending quote: {text!r}")
-            parts.append(text_encoding.CUnescape(text[1:-1]))
+            body = text[1:-1]
+            if "\\" in body:
+                with warnings.catch_warnings():  # protobuf warns on escapes Python does not know
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    parts.append(text_encoding.CUnescape(body))
+            else:
+                parts.append(body.encode("utf-8"))
             toks.append(self._advance())
         raw = b"".join(parts)
         if fd.type == FieldDescriptor.TYPE_BYTES:
