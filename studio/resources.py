@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 
-@lru_cache(maxsize=None)
+@cache
 def resources_dir() -> Path:
     here = Path(__file__).resolve().parent.parent / "resources"
     if here.is_dir():

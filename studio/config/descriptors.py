@@ -6,7 +6,7 @@ Everything else in the studio asks these helpers instead of touching those attri
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
@@ -22,7 +22,7 @@ def is_message(fd: FieldDescriptor) -> bool:
     return fd.cpp_type == FieldDescriptor.CPPTYPE_MESSAGE
 
 
-@lru_cache(maxsize=None)
+@cache
 def is_map_entry_type(desc: Descriptor) -> bool:
     return bool(desc.GetOptions().map_entry)
 
@@ -64,6 +64,6 @@ def field_index(desc: Descriptor) -> dict[str, int]:
     return _field_index(desc)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _field_index(desc: Descriptor) -> dict[str, int]:
     return {f.name: i for i, f in enumerate(desc.fields)}

@@ -32,6 +32,7 @@ from studio.config.render import (
     field_lines,
     format_scalar,
     message_block_lines,
+    message_body_lines,
 )
 from studio.config.syntax import (
     Block,
@@ -293,33 +294,41 @@ class ConfigDocument:
 
     def value_text(self, path: str) -> str:
         """The value at a path written as pbtxt (what `triton-studio get` prints)."""
-        segs = parse_path(path)
-        block = self._root
-        fd = None
+        fd, element = field_for_path(self.descriptor, path)
         value = self.get(path)
-        desc = self.descriptor
-        for name, sel in segs:
-            fd = _field(desc, name)
-            if is_map(fd) and sel is not None:
-                fd = _map_value_fd(fd)
-            if fd.message_type is not None:
-                desc = fd.message_type
-        del block
-        assert fd is not None
         if value is None:
             raise PathError(f"{path} is not set")
+        if is_map(fd):
+            if element:
+                fd = _map_value_fd(fd)
+            else:
+                entry_cls = _message_class(fd.message_type)
+                lines = []
+                for k, v in self._current_map(path).items():
+                    e = entry_cls()
+                    e.key = k
+                    if isinstance(v, Message):
+                        e.value.CopyFrom(v)
+                    else:
+                        e.value = v
+                    lines.append("{ " + _inline(e) + " }")
+                return "\n".join(lines)
         if isinstance(value, Message):
-            return "\n".join(_body(value, "", self.style)) or "{ }"
-        if isinstance(value, dict):
-            entries = []
-            for k, v in value.items():
-                entries.append(f"{k!r}: {v if not isinstance(v, Message) else _inline(v)}")
-            return "{" + ", ".join(entries) + "}"
+            return "\n".join(message_body_lines(value, "", self.style)) or "{ }"
         if isinstance(value, list):
             if fd.message_type is not None:
                 return "\n".join("{ " + _inline(v) + " }" for v in value)
             return "[" + ", ".join(format_scalar(fd, _enum_number(fd, v)) for v in value) + "]"
         return format_scalar(fd, _enum_number(fd, value))
+
+    def _current_map(self, path: str):
+        obj = self._current_message()
+        for name, sel in parse_path(path):
+            fd = obj.DESCRIPTOR.fields_by_name[name]
+            obj = getattr(obj, name)
+            if sel is not None:
+                obj = obj[self._map_key(fd, sel)] if is_map(fd) else obj[sel]
+        return obj
 
     def position(self, path: str) -> tuple[int, int] | None:
         """1-based line and column where the path's element starts in the text, or None if not written."""
@@ -1001,16 +1010,30 @@ def _to_message(desc: Descriptor, value) -> Message:
     raise EditError(f"{desc.name} is a message: give a dict or a {desc.name}")
 
 
-def _body(msg: Message, indent: str, style: Style) -> list[str]:
-    from studio.config.render import message_body_lines
-
-    return message_body_lines(msg, indent, style)
-
-
 def _inline(msg: Message) -> str:
     from google.protobuf import text_format
 
     return text_format.MessageToString(msg, as_one_line=True)
+
+
+def field_for_path(desc: Descriptor, path: str) -> tuple[FieldDescriptor, bool]:
+    """The field a path ends on and whether the path selects one element ([i] or [key])."""
+    segs = parse_path(path)
+    fd = None
+    for i, (name, _sel) in enumerate(segs):
+        fd = _field(desc, name)
+        if i < len(segs) - 1:
+            if not is_message(fd):
+                raise PathError(f"{name} is not a message: nothing is below it")
+            if is_map(fd):
+                vfd = _map_value_fd(fd)
+                if vfd.message_type is None:
+                    raise PathError(f"{name}[..] holds a scalar: nothing is below it")
+                desc = vfd.message_type
+            else:
+                desc = fd.message_type
+    assert fd is not None
+    return fd, segs[-1][1] is not None
 
 
 def atomic_write(path: str | os.PathLike, text: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from tritonclient.grpc import model_config_pb2
@@ -156,7 +156,7 @@ def field_help() -> dict[str, str]:
         return json.load(f)
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema_tree(desc: Descriptor | None = None) -> FieldSpec:
     """The spec tree of a message type (default: Triton's ModelConfig)."""
     desc = desc or model_config_pb2.ModelConfig.DESCRIPTOR

@@ -195,7 +195,7 @@ def emit(node, out: list[str]) -> None:
         if node.lbrack is not None:
             out.append(node.lbrack.pre)
             out.append(node.lbrack.text)
-        for item, comma in zip(node.items, node.commas):
+        for item, comma in zip(node.items, node.commas, strict=False):
             emit(item, out)
             if comma is not None:
                 out.append(comma.pre)
@@ -227,7 +227,7 @@ def iter_tokens(node):
             yield node.colon
         if node.lbrack is not None:
             yield node.lbrack
-        for item, comma in zip(node.items, node.commas):
+        for item, comma in zip(node.items, node.commas, strict=False):
             yield from iter_tokens(item)
             if comma is not None:
                 yield comma
