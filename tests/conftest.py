@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("STUDIO_CORPUS", REPO.parent / "shared" / "corpus"))
 

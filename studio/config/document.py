@@ -263,7 +263,7 @@ class ConfigDocument:
                     value = value[sel]
                 else:
                     raise PathError(f"{name} is not repeated: it takes no [..]")
-            elif is_message(fd) and not is_repeated(fd) and i < len(segs) - 1 and not obj.HasField(name):
+            elif not is_repeated(fd) and has_presence(fd) and not obj.HasField(name):
                 return default
             if i == len(segs) - 1:
                 return self._export(fd, value, indexed=sel is not None)
