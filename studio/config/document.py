@@ -42,6 +42,7 @@ from studio.config.syntax import (
     Scalar,
     Token,
     emit,
+    invalidate,
     iter_tokens,
     position,
     suggest_enum,
@@ -172,6 +173,7 @@ class ConfigDocument:
 
     def __init__(self, root: Block, text: str, filename: str | None = None) -> None:
         self._root = root
+        self._source = text  # the parsed text: unedited nodes are slices of it
         self._text: str | None = text
         self._message: Message | None = None
         self._style: Style | None = None
@@ -186,7 +188,7 @@ class ConfigDocument:
     ) -> ConfigDocument:
         desc = message_type or ModelConfig.DESCRIPTOR
         try:
-            root = Parser(text).parse_document(desc)
+            root = Parser(text, spans=True).parse_document(desc)
         except ParseError as e:
             e.filename = filename
             raise
@@ -216,7 +218,7 @@ class ConfigDocument:
     def text(self) -> str:
         if self._text is None:
             out: list[str] = []
-            emit(self._root, out)
+            emit(self._root, out, self._source)
             self._text = "".join(out)
         return self._text
 
@@ -362,8 +364,9 @@ class ConfigDocument:
     # -- whole-text edits ----------------------------------------------------------------------------
     def set_text(self, text: str) -> None:
         """Replace the whole text (typing in a text view). On ParseError the document stays as it was."""
-        root = Parser(text).parse_document(self.descriptor)
+        root = Parser(text, spans=True).parse_document(self.descriptor)
         self._root = root
+        self._source = text
         self._style = None
         self._changed()
         self._text = text
@@ -384,6 +387,7 @@ class ConfigDocument:
         if found is None:
             return
         block, fd, sel = found
+        invalidate(block)
         if sel is None:
             self._remove_fields(block, fd)
         elif not is_map(fd):
@@ -406,6 +410,7 @@ class ConfigDocument:
         if found is None:
             raise PathError(f"{path} is not in the document")
         block, fd, sel = found
+        invalidate(block)
         if is_map(fd):
             key = self._map_key(fd, sel)
             entries = [i for i, (_, k) in enumerate(self._map_entries(block, fd)) if k == key]
@@ -442,7 +447,9 @@ class ConfigDocument:
         element = getattr(scratch, fd.name)[0]
         n = len(self._elements(block, fd))
         pos = n if index is None else max(0, min(n, index if index >= 0 else n + index))
+        invalidate(block)
         self._insert_element(block, fd, pos, element)
+        invalidate(block)
         self._changed()
 
     def apply(self, message: Message) -> None:
@@ -676,6 +683,10 @@ class ConfigDocument:
         current = self._build(block)
         if current == target:
             return
+        self._apply_fields(block, current, target)
+        invalidate(block)
+
+    def _apply_fields(self, block: Block, current: Message, target: Message) -> None:
         for fd in block.desc.fields:
             name = fd.name
             if is_map(fd):

@@ -33,7 +33,9 @@ def detect_style(root: Block) -> Style:
     list_yes = list_no = 0
     crlf = lf = 0
     stack = [root]
-    while stack:
+    seen = 0
+    while stack and seen < 2000:
+        seen += 1
         block = stack.pop()
         for f in block.fields:
             if is_message(f.fd):
@@ -53,7 +55,9 @@ def detect_style(root: Block) -> Style:
                     pad_yes += 1
                 elif "\n" not in first.pre:
                     pad_no += 1
-    for tok in iter_tokens(root):
+    for n, tok in enumerate(iter_tokens(root)):
+        if n > 5000:  # the style shows long before that; keep the first edit of a huge file fast
+            break
         pre = tok.pre
         k = pre.rfind("\n")
         if k >= 0:

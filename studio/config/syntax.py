@@ -127,9 +127,11 @@ class Scalar:
 class Block:
     """A message body: `{ fields }` or `< fields >`; the document root has no `open` and closes on EOF."""
 
-    __slots__ = ("desc", "open", "fields", "close", "owner")
+    __slots__ = ("desc", "open", "fields", "close", "owner", "cache", "span")
 
     def __init__(self, desc: Descriptor, open_: Token | None, owner: Field | None = None) -> None:
+        self.cache: str | None = None  # the node's text, kept until an edit inside it clears it
+        self.span: tuple[int, int] | None = None  # where an unedited node lies in the parsed source
         self.desc = desc
         self.open = open_
         self.fields: list[Field] = []
@@ -151,9 +153,11 @@ class Block:
 class Field:
     """One occurrence of a field: `name: value`, `name { }`, or `name: [a, b]` (list syntax)."""
 
-    __slots__ = ("fd", "name", "colon", "lbrack", "items", "commas", "rbrack", "sep", "parent")
+    __slots__ = ("fd", "name", "colon", "lbrack", "items", "commas", "rbrack", "sep", "parent", "cache", "span")
 
     def __init__(self, fd: FieldDescriptor, name: Token, parent: Block | None) -> None:
+        self.cache: str | None = None
+        self.span: tuple[int, int] | None = None
         self.fd = fd
         self.name = name
         self.colon: Token | None = None
@@ -175,18 +179,32 @@ class Field:
         return self.items[-1].last()
 
 
-def emit(node, out: list[str]) -> None:
-    """Append the text of a node (Block, Field, Scalar) to `out`."""
+def emit(node, out: list[str], source: str | None = None) -> None:
+    """Append the text of a node (Block, Field, Scalar) to `out`, reusing the text of unedited nodes:
+    their cached text, or their slice of the parsed `source`."""
+    if isinstance(node, Scalar):
+        for t in node.toks:
+            out.append(t.pre)
+            out.append(t.text)
+        return
+    if node.cache is not None:
+        out.append(node.cache)
+        return
+    if source is not None and node.span is not None:
+        s, e = node.span
+        out.append(source[s:e])
+        return
+    start = len(out)
     if isinstance(node, Block):
         if node.open is not None:
             out.append(node.open.pre)
             out.append(node.open.text)
         for f in node.fields:
-            emit(f, out)
+            emit(f, out, source)
         if node.close is not None:
             out.append(node.close.pre)
             out.append(node.close.text)
-    elif isinstance(node, Field):
+    else:
         out.append(node.name.pre)
         out.append(node.name.text)
         if node.colon is not None:
@@ -195,8 +213,8 @@ def emit(node, out: list[str]) -> None:
         if node.lbrack is not None:
             out.append(node.lbrack.pre)
             out.append(node.lbrack.text)
-        for item, comma in zip(node.items, node.commas, strict=False):
-            emit(item, out)
+        for item, comma in zip(node.items, node.commas):
+            emit(item, out, source)
             if comma is not None:
                 out.append(comma.pre)
                 out.append(comma.text)
@@ -206,10 +224,28 @@ def emit(node, out: list[str]) -> None:
         if node.sep is not None:
             out.append(node.sep.pre)
             out.append(node.sep.text)
-    else:
-        for t in node.toks:
-            out.append(t.pre)
-            out.append(t.text)
+    text = "".join(out[start:])
+    del out[start:]
+    out.append(text)
+    node.cache = text
+
+
+def invalidate(block: Block) -> None:
+    """Forget the cached text of a block that was edited: the block, its fields and their element blocks
+    (whose first tokens edits may touch), and every ancestor."""
+    for f in block.fields:
+        f.cache = f.span = None
+        for item in f.items:
+            if isinstance(item, Block):
+                item.cache = item.span = None
+    b: Block | None = block
+    while b is not None:
+        b.cache = b.span = None
+        owner = b.owner
+        if owner is None:
+            break
+        owner.cache = owner.span = None
+        b = owner.parent
 
 
 def iter_tokens(node):
@@ -287,7 +323,8 @@ class _MessageState:
 class Parser:
     """Recursive descent over the token list, mirroring text_format._Parser._MergeField."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, spans: bool = False) -> None:
+        self.spans = spans  # record where each node lies in `text` (for the document, not for snippets)
         self.text = text
         self.toks, self.eof = tokenize(text)
         self.toks.append(self.eof)
@@ -403,6 +440,9 @@ class Parser:
             node.items.append(value(node, state))
             node.commas.append(None)
         node.sep = self._try(",") or self._try(";")
+        if self.spans:
+            last = node.last()
+            node.span = (name.start - len(name.pre), last.start + len(last.text))
         return node
 
     def _where(self, tok: Token) -> str:
@@ -432,6 +472,8 @@ class Parser:
             t = self._try(end)
             if t is not None:
                 block.close = t
+                if self.spans:
+                    block.span = (open_.start - len(open_.pre), t.start + 1)
                 return block
             if self._cur() is self.eof:
                 raise self.error_prev(
