@@ -71,6 +71,10 @@ _PATH_TOKEN = re.compile(
 )
 
 
+_KEY_ESCAPE = re.compile(r"\\(.)")
+_KEY_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+
+
 def parse_path(path: str) -> list[tuple[str, int | str | None]]:
     """`a.b[0].c`, `parameters["KEY"].string_value` -> [(name, selector)], selector: index, key or None."""
     segs: list[tuple[str, int | str | None]] = []
@@ -97,7 +101,7 @@ def parse_path(path: str) -> list[tuple[str, int | str | None]]:
                 sel: int | str = int(m.group("index"))
             else:
                 raw = m.group("key")
-                sel = bytes(raw[1:-1], "utf-8").decode("unicode_escape")
+                sel = _KEY_ESCAPE.sub(lambda k: _KEY_ESCAPES.get(k.group(1), k.group(1)), raw[1:-1])
             segs[-1] = (segs[-1][0], sel)
     if not segs or expect_name:
         raise PathError(f"bad field path {path!r}")

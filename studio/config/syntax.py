@@ -213,7 +213,7 @@ def emit(node, out: list[str], source: str | None = None) -> None:
         if node.lbrack is not None:
             out.append(node.lbrack.pre)
             out.append(node.lbrack.text)
-        for item, comma in zip(node.items, node.commas):
+        for item, comma in zip(node.items, node.commas, strict=False):
             emit(item, out, source)
             if comma is not None:
                 out.append(comma.pre)

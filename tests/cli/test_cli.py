@@ -41,7 +41,7 @@ def test_set_is_a_minimal_atomic_edit(tmp_path):
     r = run("set", str(p), "max_batch_size", "8")
     assert r.returncode == 0, r.stderr
     after = p.read_text()
-    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]
+    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=False) if a != b]
     assert changed == [("max_batch_size : 0", "max_batch_size : 8")]
     assert p.stat().st_mode & 0o777 == 0o600
     r = run("set", str(p), "dynamic_batching.max_queue_delay_microseconds", "100")
