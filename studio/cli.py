@@ -31,6 +31,19 @@ def _load(path: Path):
     return ConfigDocument.load(path)
 
 
+def _load_or_report(path: str):
+    """The document at path, or None after printing why it cannot be read (file:line:col for bad text)."""
+    from studio.config import ParseError
+
+    try:
+        return _load(Path(path))
+    except ParseError as e:
+        print(e.format(path), file=sys.stderr)
+    except OSError as e:
+        print(f"{path}: {e.strerror or e}", file=sys.stderr)
+    return None
+
+
 def cmd_fmt(args) -> int:
     from studio.config import ParseError, atomic_write
     from studio.config.format import canonical_text
@@ -60,15 +73,10 @@ def cmd_fmt(args) -> int:
 
 
 def cmd_get(args) -> int:
-    from studio.config import ParseError, PathError
+    from studio.config import PathError
 
-    try:
-        doc = _load(Path(args.path))
-    except ParseError as e:
-        print(e.format(args.path), file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"{args.path}: {e.strerror}", file=sys.stderr)
+    doc = _load_or_report(args.path)
+    if doc is None:
         return 1
     try:
         value = doc.get(args.field)
@@ -86,13 +94,8 @@ def cmd_set(args) -> int:
     from studio.config import EditError, ParseError, PathError
     from studio.config.values import parse_value_text
 
-    try:
-        doc = _load(Path(args.path))
-    except ParseError as e:
-        print(e.format(args.path), file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"{args.path}: {e.strerror}", file=sys.stderr)
+    doc = _load_or_report(args.path)
+    if doc is None:
         return 1
     try:
         value = parse_value_text(doc.descriptor, args.field, args.value)

@@ -7,14 +7,9 @@ from google.protobuf.descriptor import FieldDescriptor
 from hypothesis import strategies as st
 
 from studio.config.descriptors import is_map, is_message, is_repeated
+from studio.config.schema import _INT_RANGES
 
 F = FieldDescriptor
-_INT_RANGES = {
-    F.CPPTYPE_INT32: (-(2**31), 2**31 - 1),
-    F.CPPTYPE_INT64: (-(2**63), 2**63 - 1),
-    F.CPPTYPE_UINT32: (0, 2**32 - 1),
-    F.CPPTYPE_UINT64: (0, 2**64 - 1),
-}
 
 names = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=0, max_size=12
