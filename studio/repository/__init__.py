@@ -1,7 +1,12 @@
 """The model repository: `<repo>/<model>/config.pbtxt` and numbered version folders (no Qt).
 
-This is the first, light scan the window uses; the repository issue grows it into the full model with
-frameworks, alternative configs and incremental rescans.
+    repo = Repository("models/")
+    repo.scan()                 # every model; reads folder listings and config.pbtxt, never model binaries
+    changed = repo.refresh()    # rescan only the models whose files changed since the last scan
+
+Handles without crashing: missing config.pbtxt, non-numeric or 0-prefixed version folders (Triton ignores
+them), empty version folders, folder name != `name:`, unreadable files, symlinks that leave the repository
+(not followed, reported), `--model-config-name` alternatives under `<model>/configs/<name>.pbtxt`.
 """
 
 from __future__ import annotations
@@ -10,61 +15,208 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from studio.config import ConfigDocument, ParseError
+
+
+@dataclass
+class VersionDir:
+    name: str  # the folder name, e.g. "1"
+    files: list[str]  # entries inside (names only; never read)
+    dirs: set[str]  # which of them are folders
+
 
 @dataclass
 class ModelEntry:
     name: str
     path: Path
     config: Path | None  # config.pbtxt when present
+    document: ConfigDocument | None = None
+    error: ParseError | None = None  # config.pbtxt that does not parse
+    read_error: str | None = None  # config.pbtxt that cannot be read
     versions: list[str] = field(default_factory=list)  # numeric folders Triton serves, in numeric order
-    ignored: list[str] = field(default_factory=list)  # folders Triton ignores (non-numeric, 0-prefixed)
-    files: dict[str, list[str]] = field(default_factory=dict)  # version -> file names (not read)
-    outside_links: list[str] = field(default_factory=list)  # symlinks that leave the repository (not followed)
+    version_dirs: dict[str, VersionDir] = field(default_factory=dict)
+    ignored: list[tuple[str, str]] = field(default_factory=list)  # (folder, why Triton ignores it)
+    subdirs: list[str] = field(default_factory=list)  # every subfolder, sorted as Triton sorts them
+    outside_links: list[str] = field(default_factory=list)  # symlinks that leave the repository
+    alt_configs: dict[str, Path] = field(default_factory=dict)  # --model-config-name NAME -> configs/NAME.pbtxt
+    top_files: list[str] = field(default_factory=list)  # files beside config.pbtxt
+
+    @property
+    def files(self) -> dict[str, list[str]]:
+        return {v: d.files for v, d in self.version_dirs.items()}
+
+    def first_version_dir(self) -> VersionDir | None:
+        """The folder Triton's auto-fill inspects: the first subfolder in byte order."""
+        if not self.subdirs:
+            return None
+        first = self.subdirs[0]
+        return self.version_dirs.get(first) or _list_dir(self.path / first, self.path)
 
 
 def _inside(root: Path, p: Path) -> bool:
     try:
         p.resolve().relative_to(root)
         return True
-    except (ValueError, OSError):
+    except (ValueError, OSError, RuntimeError):
         return False
 
 
+def _list_dir(path: Path, root: Path) -> VersionDir:
+    files, dirs = [], set()
+    try:
+        with os.scandir(path) as it:
+            for f in it:
+                if f.is_symlink() and not _inside(root, Path(f.path)):
+                    continue
+                files.append(f.name)
+                try:
+                    if f.is_dir():
+                        dirs.add(f.name)
+                except OSError:
+                    pass
+    except OSError:
+        pass
+    return VersionDir(path.name, sorted(files), dirs)
+
+
+def version_ignored_reason(name: str) -> str | None:
+    """Why Triton does not treat a subfolder as a version (None: it is a version)."""
+    if not name.lstrip("-").isdigit():
+        return f"Triton ignores version folder '{name}': the name is not a number"
+    if len(name) > 1 and name.startswith("0"):
+        return f"Triton ignores version folder '{name}': the name has leading zeros"
+    return None
+
+
+def scan_model(path: Path, root: Path) -> ModelEntry:
+    cfg = path / "config.pbtxt"
+    entry = ModelEntry(path.name, path, cfg if cfg.is_file() else None)
+    if cfg.is_symlink() and not _inside(root, cfg):
+        entry.outside_links.append("config.pbtxt")
+        entry.config = None
+    if entry.config is not None:
+        try:
+            entry.document = ConfigDocument.load(entry.config)
+        except ParseError as e:
+            entry.error = e
+        except OSError as e:
+            entry.read_error = f"{entry.config}: {e.strerror or e}"
+    try:
+        with os.scandir(path) as it:
+            children = sorted(it, key=lambda e: e.name.encode())
+    except OSError as e:
+        entry.read_error = f"{path}: {e.strerror or e}"
+        return entry
+    for c in children:
+        cpath = Path(c.path)
+        if c.is_symlink() and not _inside(root, cpath):
+            entry.outside_links.append(c.name)
+            continue
+        try:
+            is_dir = c.is_dir()
+        except OSError:
+            continue
+        if not is_dir:
+            if c.name != "config.pbtxt":
+                entry.top_files.append(c.name)
+            continue
+        entry.subdirs.append(c.name)
+        if c.name == "configs":
+            try:
+                for alt in sorted(cpath.glob("*.pbtxt")):
+                    entry.alt_configs[alt.stem] = alt
+            except OSError:
+                pass
+        why = version_ignored_reason(c.name)
+        if why is not None:
+            if c.name != "configs":
+                entry.ignored.append((c.name, why))
+            continue
+        vd = _list_dir(cpath, root)
+        for f in list(vd.files):
+            fp = cpath / f
+            if fp.is_symlink() and not _inside(root, fp):
+                entry.outside_links.append(f"{c.name}/{f}")
+        entry.version_dirs[c.name] = vd
+        entry.versions.append(c.name)
+    entry.versions.sort(key=int)
+    return entry
+
+
+def _signature(path: Path) -> tuple:
+    """What changes when a model's files change: mtimes of the folder, its config and its subfolders."""
+    sig = []
+    try:
+        st = path.stat()
+        sig.append(st.st_mtime_ns)
+        with os.scandir(path) as it:
+            for c in sorted(it, key=lambda e: e.name):
+                try:
+                    s = c.stat(follow_symlinks=False)
+                    sig.append((c.name, s.st_mtime_ns, s.st_size))
+                except OSError:
+                    sig.append((c.name, None))
+    except OSError:
+        return ("missing",)
+    return tuple(sig)
+
+
+class Repository:
+    """A model repository folder and its models, rescanned incrementally."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self.root = self.path.resolve()
+        self.models: dict[str, ModelEntry] = {}
+        self.outside_links: list[str] = []
+        self._signatures: dict[str, tuple] = {}
+
+    def _model_dirs(self) -> list[Path]:
+        if not self.root.is_dir():
+            raise FileNotFoundError(f"{self.path}: no such folder")
+        out = []
+        self.outside_links = []
+        with os.scandir(self.root) as it:
+            for e in sorted(it, key=lambda x: x.name):
+                if e.name.startswith("."):
+                    continue
+                p = Path(e.path)
+                if e.is_symlink() and not _inside(self.root, p):
+                    self.outside_links.append(e.name)
+                    continue
+                try:
+                    if e.is_dir():
+                        out.append(p)
+                except OSError:
+                    continue
+        return out
+
+    def scan(self) -> dict[str, ModelEntry]:
+        self.models = {}
+        self._signatures = {}
+        for p in self._model_dirs():
+            self.models[p.name] = scan_model(p, self.root)
+            self._signatures[p.name] = _signature(p)
+        return self.models
+
+    def refresh(self) -> set[str]:
+        """Rescan what changed on disk; returns the names of added, removed and changed models."""
+        changed: set[str] = set()
+        dirs = {p.name: p for p in self._model_dirs()}
+        for name in list(self.models):
+            if name not in dirs:
+                del self.models[name]
+                self._signatures.pop(name, None)
+                changed.add(name)
+        for name, p in dirs.items():
+            sig = _signature(p)
+            if self._signatures.get(name) != sig:
+                self.models[name] = scan_model(p, self.root)
+                self._signatures[name] = sig
+                changed.add(name)
+        return changed
+
+
 def scan_repository(repo: str | os.PathLike) -> list[ModelEntry]:
-    """Models of a repository, sorted by name. Reads folder listings only, never model files."""
-    root = Path(repo).resolve()
-    models: list[ModelEntry] = []
-    with os.scandir(root) as it:
-        entries = sorted(it, key=lambda e: e.name)
-    for e in entries:
-        if e.name.startswith(".") or not e.is_dir(follow_symlinks=True):
-            continue
-        path = Path(e.path)
-        if e.is_symlink() and not _inside(root, path):
-            continue
-        cfg = path / "config.pbtxt"
-        m = ModelEntry(e.name, path, cfg if cfg.is_file() else None)
-        with os.scandir(path) as sub:
-            for v in sorted(sub, key=lambda x: x.name):
-                vpath = Path(v.path)
-                if v.is_symlink() and not _inside(root, vpath):
-                    m.outside_links.append(v.name)
-                    continue
-                if not v.is_dir():
-                    continue
-                if v.name.isdigit() and (v.name == "0" or not v.name.startswith("0")):
-                    m.versions.append(v.name)
-                    names = []
-                    with os.scandir(vpath) as files:
-                        for f in files:
-                            if f.is_symlink() and not _inside(root, Path(f.path)):
-                                m.outside_links.append(f"{v.name}/{f.name}")
-                                continue
-                            names.append(f.name)
-                    m.files[v.name] = sorted(names)
-                elif v.name not in ("configs",):
-                    m.ignored.append(v.name)
-        m.versions.sort(key=int)
-        if m.config is not None or m.versions:
-            models.append(m)
-    return models
+    """Models of a repository, sorted by name. Reads folder listings and configs, never model files."""
+    return list(Repository(repo).scan().values())

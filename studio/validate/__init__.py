@@ -1,0 +1,343 @@
+"""Validation: what Triton will reject, and why, before Triton sees it (no Qt).
+
+    findings = validate_config(doc, model_name="m")                 # config only, no files
+    report = validate_repository("models/")                        # every model, files and ensembles
+    report = validate_path(path)                                    # a repository, a model folder or a file
+
+Findings carry Triton's own message, a rule id, severity, the field path, file:line:col and (where the fix is
+mechanical) edits the UI can apply.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tritonclient.grpc import model_config_pb2 as pb
+
+from studio.config import ConfigDocument, ParseError
+from studio.frameworks import framework_of
+from studio.repository import ModelEntry, Repository, scan_model
+from studio.validate.findings import SEVERITIES, Edit, Finding, worst
+from studio.validate.normalize import (
+    AutoCompleteError,
+    VersionFolder,
+    auto_complete_backend_fields,
+    normalize_instance_groups,
+    normalize_model_config,
+)
+from studio.validate.rules import Context, check_config
+
+__all__ = [
+    "Edit",
+    "Finding",
+    "Options",
+    "Report",
+    "validate_config",
+    "validate_path",
+    "validate_repository",
+    "worst",
+]
+
+
+@dataclass
+class Options:
+    auto_complete: bool = True  # False mirrors tritonserver --disable-auto-complete-config
+    config_only: bool = False  # no file-system checks; models an ensemble calls need not exist
+    gpus: set[int] = field(default_factory=set)  # GPUs of this machine (KIND_GPU findings are info only)
+    extra_backends: set[str] = field(default_factory=set)  # custom backends installed on the target server
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(f.severity == s for f in self.findings) for s in SEVERITIES}
+
+    def for_model(self, name: str) -> list[Finding]:
+        return [f for f in self.findings if f.model == name]
+
+
+def local_gpus() -> set[int]:
+    """GPU ids of this machine, from the NVIDIA driver's /proc entries (no CUDA needed)."""
+    base = Path("/proc/driver/nvidia/gpus")
+    try:
+        n = len([p for p in base.iterdir() if p.is_dir()])
+    except OSError:
+        return set()
+    return set(range(n))
+
+
+# -- one config ------------------------------------------------------------------------------------------
+def _locate(findings: list[Finding], doc: ConfigDocument | None, file: str | None) -> list[Finding]:
+    """Fill in file, line and column from each finding's field path (nearest written ancestor)."""
+    for f in findings:
+        f.file = f.file or file
+        if doc is None or f.path is None or f.line is not None:
+            continue
+        path = f.path
+        while path:
+            try:
+                pos = doc.position(path)
+            except Exception:  # noqa: BLE001 - a path the document cannot resolve: try its parent
+                pos = None
+            if pos is not None:
+                f.line, f.column = pos
+                break
+            path = _parent_path(path)
+    return findings
+
+
+def _parent_path(path: str) -> str:
+    if path.endswith("]"):
+        return path[: path.rindex("[")]
+    if "." in path:
+        return path[: path.rindex(".")]
+    return ""
+
+
+def _prepare(
+    written: pb.ModelConfig, model_name: str, first_version: VersionFolder | None, options: Options
+) -> tuple[pb.ModelConfig, list[int], Finding | None]:
+    cfg = pb.ModelConfig()
+    cfg.CopyFrom(written)
+    try:
+        auto_complete_backend_fields(model_name, cfg, first_version)
+    except AutoCompleteError as e:
+        return cfg, [], Finding("error", "backend.undetermined", str(e), None, model=model_name,
+                                hint="set backend (or platform) in config.pbtxt")
+    normalize_model_config(cfg)
+    origin = normalize_instance_groups(cfg, options.gpus)
+    return cfg, origin, None
+
+
+def validate_config(
+    doc: ConfigDocument | pb.ModelConfig,
+    *,
+    model_name: str | None = None,
+    options: Options | None = None,
+    first_version: VersionFolder | None = None,
+    file: str | None = None,
+) -> list[Finding]:
+    """Triton's rules for one config. With no first_version, checks that need the model's files are skipped."""
+    options = options or Options()
+    document = doc if isinstance(doc, ConfigDocument) else None
+    written = doc.to_message() if isinstance(doc, ConfigDocument) else doc
+    name = model_name or written.name or (Path(file).parent.name if file else "")
+    cfg, origin, fatal = _prepare(written, name, first_version, options)
+    if fatal is not None:
+        if first_version is None and options.config_only:
+            # Triton would read the backend off the model files, which config-only validation does not see
+            fatal.severity = "info"
+            fatal.rule = "backend.from-files"
+            fatal.message = (
+                f"'{name}' names no backend or platform: Triton determines it from the files in the first "
+                "version folder (config-only validation does not look at them)"
+            )
+        return _locate([fatal], document, file or (document.filename if document else None))
+    ctx = Context(
+        name=cfg.name,
+        cfg=cfg,
+        written=written,
+        auto_complete=options.auto_complete,
+        gpus=options.gpus,
+        extra_backends=options.extra_backends,
+        group_origin=origin,
+    )
+    findings = check_config(ctx)
+    return _locate(findings, document, file or (document.filename if document else None))
+
+
+# -- a model folder --------------------------------------------------------------------------------------
+def _versions_to_load(cfg: pb.ModelConfig, existing: list[int]) -> list[int]:
+    policy = cfg.version_policy.WhichOneof("policy_choice")
+    if policy == "specific":
+        return sorted(v for v in cfg.version_policy.specific.versions if v in existing)
+    if policy == "all":
+        return sorted(existing)
+    n = cfg.version_policy.latest.num_versions if policy == "latest" else 1
+    return sorted(existing)[::-1][:n][::-1]
+
+
+def _first_version(entry: ModelEntry) -> VersionFolder | None:
+    vd = entry.first_version_dir()
+    if vd is None:
+        return None
+    return VersionFolder(set(vd.files), lambda n, d=vd: n in d.dirs)
+
+
+def model_config_and_findings(
+    entry: ModelEntry, options: Options
+) -> tuple[pb.ModelConfig | None, list[Finding]]:
+    """Validate one model folder; returns its normalized config (for ensemble checks) and the findings."""
+    name = entry.name
+    file = str(entry.config) if entry.config else str(entry.path)
+    out: list[Finding] = []
+
+    def add(sev, rule, msg, path=None, hint=None, edits=()):
+        out.append(Finding(sev, rule, msg, path, hint, file=file, model=name, edits=tuple(edits)))
+
+    for link in entry.outside_links:
+        add("warning", "repository.symlink-outside", f"'{name}/{link}' is a symbolic link that leaves the repository: the studio does not follow it")
+    if entry.read_error:
+        add("error", "repository.unreadable", entry.read_error)
+        return None, out
+    if entry.error is not None:
+        e = entry.error
+        out.append(Finding("error", "syntax", e.message, None, e.hint, file=file, line=e.line, column=e.column, model=name))
+        return None, out
+    if entry.document is None:
+        if not options.auto_complete:
+            add("error", "repository.no-config", f"model '{name}' has no config.pbtxt and auto-complete is disabled: Triton has no configuration to load")
+            return None, out
+        add("info", "repository.no-config", f"model '{name}' has no config.pbtxt: Triton derives the configuration from the model files (auto-complete)")
+        written = pb.ModelConfig()
+    else:
+        written = entry.document.to_message()
+    first = _first_version(entry)
+    findings = validate_config(entry.document or written, model_name=name, options=options, first_version=first, file=file)
+    out.extend(findings)
+    cfg, _, fatal = _prepare(written, name, first, options)
+    if fatal is not None:
+        return None, out
+    doc = entry.document
+
+    if written.name and written.name != name:
+        out.append(_locate([Finding(
+            "error", "repository.name-mismatch",
+            f"unexpected directory name '{name}' for model '{written.name}', directory name must equal model name",
+            "name", f"rename the folder or set name: \"{name}\"", file=file, model=name,
+            edits=(Edit("set", "name", name),),
+        )], doc, file)[0])
+    for folder, why in entry.ignored:
+        add("info", "repository.version-ignored", why, hint="version folders are positive integers without leading zeros")
+    existing = [int(v) for v in entry.versions]
+    to_load = _versions_to_load(cfg, existing)
+    if not to_load:
+        msg = f"at least one version must be available under the version policy of model '{name}'"
+        if not existing:
+            hint = f"create a version folder, e.g. {name}/1/"
+        else:
+            hint = f"existing versions: {', '.join(map(str, existing))}"
+        out.append(_locate([Finding("error", "repository.no-version", msg, "version_policy", hint, file=file, model=name)], doc, file)[0])
+    if cfg.version_policy.WhichOneof("policy_choice") == "specific":
+        for i, v in enumerate(cfg.version_policy.specific.versions):
+            if v not in existing:
+                out.append(_locate([Finding(
+                    "warning", "repository.specific-version-missing",
+                    f"version_policy names version {v} of model '{name}', but there is no folder {name}/{v}/",
+                    f"version_policy.specific.versions[{i}]", file=file, model=name,
+                )], doc, file)[0])
+    # the files Triton will look for in each version it loads
+    fw = framework_of(cfg)
+    filename = cfg.default_model_filename
+    python_based = cfg.backend == "python" or cfg.runtime.endswith(".py")
+    if cfg.backend == "python" and cfg.runtime and cfg.runtime.endswith(".py"):
+        filename = cfg.default_model_filename or "model.py"
+    if cfg.platform != "ensemble":
+        for v in to_load:
+            vd = entry.version_dirs.get(str(v))
+            names = set(vd.files) if vd else set()
+            if not names:
+                add("error", "repository.empty-version", f"version folder {name}/{v}/ is empty: Triton finds no model to load there",
+                    hint=f"put {filename or 'the model file'} in it")
+                continue
+            if filename and filename not in names and not (cfg.cc_model_filenames and set(cfg.cc_model_filenames.values()) & names):
+                want = filename
+                if fw is not None and fw.model_is_directory is True:
+                    want += " (a folder)"
+                add("error", "repository.model-file", f"unable to find '{name}/{v}/{filename}' for model '{name}'",
+                    "default_model_filename" if written.default_model_filename else None,
+                    hint=f"Triton looks for {want} in each version folder"
+                    + ("; default_model_filename names another file" if filename != (fw.default_model_filename if fw else filename) else ""))
+            elif filename and fw is not None and fw.model_is_directory is True and vd and filename not in vd.dirs:
+                add("error", "repository.model-file", f"'{name}/{v}/{filename}' must be a folder for {fw.label} models")
+            for cc, fname in cfg.cc_model_filenames.items():
+                if fname not in names:
+                    add("warning", "repository.cc-model-file", f"cc_model_filenames maps compute capability {cc} to '{fname}', which is not in {name}/{v}/")
+    if python_based and "EXECUTION_ENV_PATH" in cfg.parameters:
+        env = cfg.parameters["EXECUTION_ENV_PATH"].string_value
+        marker = "$$TRITON_MODEL_DIRECTORY"
+        if env.startswith(marker):
+            target = Path(str(entry.path) + env[len(marker):])
+            if not target.exists():
+                add("error", "python.execution-env", f"EXECUTION_ENV_PATH '{env}' of model '{name}' points to '{target}', which does not exist",
+                    'parameters["EXECUTION_ENV_PATH"]', hint="pack the environment with conda-pack and put the archive there")
+        elif not os.path.isabs(env):
+            add("warning", "python.execution-env", f"EXECUTION_ENV_PATH '{env}' is relative: Triton resolves it against its own working folder; start it with $$TRITON_MODEL_DIRECTORY")
+    if written.model_transaction_policy.decoupled and cfg.backend not in ("python", "") and fw is not None and fw.key not in ("python",):
+        add("warning", "decoupled.backend", f"model '{name}' is decoupled, but the {fw.label} backend sends one response per request",
+            "model_transaction_policy.decoupled")
+    for f in out:
+        if f.line is None and f.path and doc is not None:
+            _locate([f], doc, file)
+    return cfg, out
+
+
+# -- a repository ----------------------------------------------------------------------------------------
+def validate_repository(repo: str | os.PathLike | Repository, options: Options | None = None) -> Report:
+    options = options or Options()
+    repository = repo if isinstance(repo, Repository) else Repository(repo)
+    if not repository.models:
+        repository.scan()
+    report = Report(models=list(repository.models))
+    for link in repository.outside_links:
+        report.findings.append(Finding("warning", "repository.symlink-outside",
+                                       f"'{link}' is a symbolic link that leaves the repository: the studio does not follow it",
+                                       file=str(repository.path / link)))
+    configs: dict[str, pb.ModelConfig] = {}
+    entries = repository.models
+    for name, entry in entries.items():
+        if options.config_only:
+            if entry.document is None and entry.error is None:
+                continue
+            if entry.error is not None:
+                e = entry.error
+                report.findings.append(Finding("error", "syntax", e.message, None, e.hint, file=str(entry.config),
+                                               line=e.line, column=e.column, model=name))
+                continue
+            findings = validate_config(entry.document, model_name=name, options=options, file=str(entry.config))
+            cfg = _prepare(entry.document.to_message(), name, None, options)[0]
+        else:
+            cfg, findings = model_config_and_findings(entry, options)
+        report.findings.extend(findings)
+        if cfg is not None and not any(f.severity == "error" and f.model == name for f in findings):
+            configs[name] = cfg
+        elif cfg is not None:
+            configs[name] = cfg
+    from studio.validate.ensembles import check_ensembles
+
+    report.findings.extend(check_ensembles(entries, configs, options))
+    return report
+
+
+def validate_path(path: str | os.PathLike, options: Options | None = None) -> Report:
+    """PATH is a repository, a model folder, or a lone config file (a lone file is checked config-only)."""
+    options = options or Options()
+    p = Path(path)
+    if p.is_file():
+        try:
+            doc = ConfigDocument.load(p)
+        except ParseError as e:
+            return Report([Finding("error", "syntax", e.message, None, e.hint, file=str(p), line=e.line, column=e.column)])
+        name = doc.get("name") or p.parent.name
+        return Report(validate_config(doc, model_name=name, options=options, file=str(p)), [name])
+    if not p.is_dir():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    if (p / "config.pbtxt").is_file() or any(c.is_dir() and c.name.isdigit() for c in p.iterdir()):
+        entry = scan_model(p, p.parent.resolve())
+        if options.config_only:
+            if entry.error is not None:
+                e = entry.error
+                return Report([Finding("error", "syntax", e.message, None, e.hint, file=str(entry.config), line=e.line, column=e.column)], [entry.name])
+            return Report(validate_config(entry.document, model_name=entry.name, options=options, file=str(entry.config)), [entry.name])
+        _, findings = model_config_and_findings(entry, options)
+        return Report(findings, [entry.name])
+    return validate_repository(p, options)
