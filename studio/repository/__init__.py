@@ -61,12 +61,14 @@ def _inside(root: Path, p: Path) -> bool:
         return False
 
 
-def _list_dir(path: Path, root: Path) -> VersionDir:
+def _list_dir(path: Path, root: Path, outside: list[str] | None = None) -> VersionDir:
     files, dirs = [], set()
     try:
         with os.scandir(path) as it:
             for f in it:
                 if f.is_symlink() and not _inside(root, Path(f.path)):
+                    if outside is not None:
+                        outside.append(f"{path.name}/{f.name}")
                     continue
                 files.append(f.name)
                 try:
@@ -132,12 +134,7 @@ def scan_model(path: Path, root: Path) -> ModelEntry:
             if c.name != "configs":
                 entry.ignored.append((c.name, why))
             continue
-        vd = _list_dir(cpath, root)
-        for f in list(vd.files):
-            fp = cpath / f
-            if fp.is_symlink() and not _inside(root, fp):
-                entry.outside_links.append(f"{c.name}/{f}")
-        entry.version_dirs[c.name] = vd
+        entry.version_dirs[c.name] = _list_dir(cpath, root, entry.outside_links)
         entry.versions.append(c.name)
     entry.versions.sort(key=int)
     return entry

@@ -216,7 +216,7 @@ def model_config_and_findings(
             "name", f"rename the folder or set name: \"{name}\"", file=file, model=name,
             edits=(Edit("set", "name", name),),
         )], doc, file)[0])
-    for folder, why in entry.ignored:
+    for _folder, why in entry.ignored:
         add("info", "repository.version-ignored", why, hint="version folders are positive integers without leading zeros")
     existing = [int(v) for v in entry.versions]
     to_load = _versions_to_load(cfg, existing)

@@ -82,7 +82,7 @@ def check_ensembles(entries: dict[str, ModelEntry], configs: dict[str, pb.ModelC
             continue
         stop = False
         for i, s in enumerate(steps):
-            if s.model_version == -1 or s.model_name not in entries or options.config_only:
+            if s.model_version <= 0 or s.model_name not in entries or options.config_only:
                 continue
             target = configs.get(s.model_name)
             existing = [int(v) for v in entries[s.model_name].versions]
@@ -203,7 +203,7 @@ def _validate_ensemble(name: str, cfg: pb.ModelConfig, configs, err) -> None:
                 tensors[tname] = node
             tensors[tname].sibling = sibling
         decoupled = mc.model_transaction_policy.decoupled
-        for key, tname in step.output_map.items():
+        for tname in step.output_map.values():
             node = tensors[tname]
             node.decoupled = decoupled
             for _, iname in step.input_map.items():

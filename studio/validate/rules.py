@@ -398,6 +398,13 @@ def check_ensemble_graph(ctx: Context) -> None:
                 missing = True
         if missing:
             return
+        if step.model_version == 0:
+            ctx.warning(
+                "ensemble.step-version-unset",
+                f"step {idx} of ensemble '{n}' does not set model_version; write -1 to use the latest version",
+                base,
+                edits=(Edit("set", f"{base}.model_version", -1),),
+            )
         outs = []
         for key, tname in step.output_map.items():
             t = tensors.get(tname)
@@ -413,7 +420,7 @@ def check_ensemble_graph(ctx: Context) -> None:
             else:
                 t = tensors.setdefault(tname, _Tensor(tname, is_output=True))
             outs.append(t)
-        for key, tname in step.input_map.items():
+        for tname in step.input_map.values():
             t = tensors.setdefault(tname, _Tensor(tname))
             for o in outs:
                 o.prev.append(t)
@@ -748,7 +755,7 @@ def check_instance_groups(ctx: Context) -> None:
 
 # -- backend loading ---------------------------------------------------------------------------------------
 def check_backend_files_and_runtime(ctx: Context) -> None:
-    c, n = ctx.cfg, ctx.name
+    c, _n = ctx.cfg, ctx.name
     if not c.backend:
         return
     runtime = c.runtime
