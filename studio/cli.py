@@ -12,7 +12,7 @@ from pathlib import Path
 
 from studio import __version__
 
-SUBCOMMANDS = ("fmt", "get", "set")
+SUBCOMMANDS = ("fmt", "get", "set", "validate", "diff", "new", "templates")
 
 
 def _config_files(paths: list[str]) -> list[Path]:
@@ -112,6 +112,108 @@ def cmd_set(args) -> int:
     return 0
 
 
+def cmd_validate(args) -> int:
+    import json
+
+    from studio.validate import Options, validate_path
+
+    options = Options(
+        auto_complete=not args.disable_auto_complete_config,
+        config_only=args.config_only or Path(args.path).is_file(),
+        extra_backends=set(args.backend or []),
+    )
+    from studio.validate import local_gpus
+
+    options.gpus = local_gpus()
+    try:
+        report = validate_path(args.path, options)
+    except FileNotFoundError as e:
+        print(f"validate: {e}", file=sys.stderr)
+        return 2
+    findings = sorted(report.findings, key=lambda f: (f.file or "", f.line or 0, f.column or 0))
+    if args.format == "json":
+        keys = ("severity", "rule", "message", "file", "line", "column", "path", "hint")
+        print(json.dumps([{k: getattr(f, k) for k in keys} for f in findings], indent=2))
+    else:
+        for f in findings:
+            print(f.format())
+        c = report.counts()
+        print(f"{len(report.models)} model(s): {c['error']} error(s), {c['warning']} warning(s), {c['info']} note(s)", file=sys.stderr)
+    bad = report.counts()["error"] or (args.strict and report.counts()["warning"])
+    return 1 if bad else 0
+
+
+def _load_for_diff(path: str):
+    p = Path(path)
+    if p.is_dir():
+        p = p / "config.pbtxt"
+    return _load_or_report(str(p))
+
+
+def cmd_diff(args) -> int:
+    import json
+
+    from studio.diff import semantic_diff
+
+    a, b = _load_for_diff(args.a), _load_for_diff(args.b)
+    if a is None or b is None:
+        return 1
+    changes = semantic_diff(a.to_message(), b.to_message())
+    if args.category:
+        changes = [c for c in changes if c.category == args.category]
+    if args.format == "json":
+        print(json.dumps([c.to_json() for c in changes], indent=2))
+    else:
+        for c in changes:
+            tag = {"added": "+", "removed": "-", "changed": "~"}[c.kind]
+            fw = f" ({', '.join(c.frameworks)} only)" if c.frameworks else ""
+            left = c.left if c.left is not None else "(unset)"
+            right = c.right if c.right is not None else "(unset)"
+            print(f"{tag} {c.path} [{c.category}{fw}]: {left} -> {right}")
+    return 0
+
+
+def cmd_new(args) -> int:
+    from tritonclient.grpc import model_config_pb2
+
+    from studio.config import EditError, ParseError, PathError
+    from studio.config.values import parse_value_text
+    from studio.repository.templates import TemplateError, create_model
+
+    sets = {}
+    for item in args.set or []:
+        if "=" not in item:
+            print(f"new: --set takes FIELD=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        field, value = item.split("=", 1)
+        try:
+            sets[field] = parse_value_text(model_config_pb2.ModelConfig.DESCRIPTOR, field, value)
+        except (PathError, ParseError) as e:
+            print(f"new: --set {item}: {e.message if isinstance(e, ParseError) else e}", file=sys.stderr)
+            return 2
+    try:
+        written = create_model(args.name, args.template, args.repo, sets)
+    except (TemplateError, EditError, PathError) as e:
+        print(f"new: {e}", file=sys.stderr)
+        return 2
+    for cfg in written:
+        print(f"created {cfg.parent}")
+    from studio.repository.templates import list_templates
+
+    t = list_templates()[args.template]
+    for f in t.model_files:
+        print(f"next: put {f} in {Path(args.repo) / args.name / '1'}/")
+    return 0
+
+
+def cmd_templates(args) -> int:
+    from studio.repository.templates import list_templates
+
+    for key, t in list_templates().items():
+        print(f"{key:24} {t.description}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="triton-studio",
@@ -132,6 +234,28 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("field", metavar="FIELD")
     s.add_argument("value", metavar="VALUE", help="pbtxt value: 8, TYPE_FP32, true, \"text\" (quotes optional), [1, 2], { ... }")
     s.set_defaults(func=cmd_set)
+    v = sub.add_parser("validate", help="report what Triton will reject, before Triton sees it")
+    v.add_argument("path", metavar="PATH", help="a repository, a model folder or a lone config file")
+    v.add_argument("--config-only", action="store_true", help="no file-system checks; called models need not exist")
+    v.add_argument("--disable-auto-complete-config", action="store_true", help="as tritonserver's flag of that name")
+    v.add_argument("--format", choices=("text", "json"), default="text")
+    v.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    v.add_argument("--backend", action="append", metavar="NAME", help="a custom backend the server has (repeatable)")
+    v.set_defaults(func=cmd_validate)
+    d = sub.add_parser("diff", help="semantic diff of two configs (files or model folders)")
+    d.add_argument("a", metavar="A")
+    d.add_argument("b", metavar="B")
+    d.add_argument("--category", choices=("framework", "batching", "io", "instances", "versioning", "other"))
+    d.add_argument("--format", choices=("text", "json"), default="text")
+    d.set_defaults(func=cmd_diff)
+    n = sub.add_parser("new", help="create a model folder from a template")
+    n.add_argument("name", metavar="NAME")
+    n.add_argument("--template", required=True, metavar="T", help="see `triton-studio templates`")
+    n.add_argument("--repo", required=True, metavar="R")
+    n.add_argument("--set", action="append", metavar="FIELD=VALUE")
+    n.set_defaults(func=cmd_new)
+    t = sub.add_parser("templates", help="list the model templates")
+    t.set_defaults(func=cmd_templates)
     return p
 
 

@@ -11,7 +11,10 @@ them), empty version folders, folder name != `name:`, unreadable files, symlinks
 
 from __future__ import annotations
 
+import gc
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +54,19 @@ class ModelEntry:
             return None
         first = self.subdirs[0]
         return self.version_dirs.get(first) or _list_dir(self.path / first, self.path)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many small, long-lived objects (syntax trees):
+    its generational passes otherwise cost more than the parsing itself. Restored afterwards."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _inside(root: Path, p: Path) -> bool:
@@ -191,9 +207,10 @@ class Repository:
     def scan(self) -> dict[str, ModelEntry]:
         self.models = {}
         self._signatures = {}
-        for p in self._model_dirs():
-            self.models[p.name] = scan_model(p, self.root)
-            self._signatures[p.name] = _signature(p)
+        with gc_paused():
+            for p in self._model_dirs():
+                self.models[p.name] = scan_model(p, self.root)
+                self._signatures[p.name] = _signature(p)
         return self.models
 
     def refresh(self) -> set[str]:
@@ -205,12 +222,13 @@ class Repository:
                 del self.models[name]
                 self._signatures.pop(name, None)
                 changed.add(name)
-        for name, p in dirs.items():
-            sig = _signature(p)
-            if self._signatures.get(name) != sig:
-                self.models[name] = scan_model(p, self.root)
-                self._signatures[name] = sig
-                changed.add(name)
+        with gc_paused():
+            for name, p in dirs.items():
+                sig = _signature(p)
+                if self._signatures.get(name) != sig:
+                    self.models[name] = scan_model(p, self.root)
+                    self._signatures[name] = sig
+                    changed.add(name)
         return changed
 
 

@@ -18,7 +18,7 @@ from tritonclient.grpc import model_config_pb2 as pb
 
 from studio.config import ConfigDocument, ParseError
 from studio.frameworks import framework_of
-from studio.repository import ModelEntry, Repository, scan_model
+from studio.repository import ModelEntry, Repository, gc_paused, scan_model
 from studio.validate.findings import SEVERITIES, Edit, Finding, worst
 from studio.validate.normalize import (
     AutoCompleteError,
@@ -283,7 +283,11 @@ def model_config_and_findings(
 
 # -- a repository ----------------------------------------------------------------------------------------
 def validate_repository(repo: str | os.PathLike | Repository, options: Options | None = None) -> Report:
-    options = options or Options()
+    with gc_paused():
+        return _validate_repository(repo, options or Options())
+
+
+def _validate_repository(repo: str | os.PathLike | Repository, options: Options) -> Report:
     repository = repo if isinstance(repo, Repository) else Repository(repo)
     if not repository.models:
         repository.scan()
