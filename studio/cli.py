@@ -12,7 +12,7 @@ from pathlib import Path
 
 from studio import __version__
 
-SUBCOMMANDS = ("fmt", "get", "set", "validate", "diff", "new", "templates")
+SUBCOMMANDS = ("fmt", "get", "set", "validate", "diff", "new", "templates", "serve", "status", "doctor")
 
 
 def _config_files(paths: list[str]) -> list[Path]:
@@ -214,6 +214,97 @@ def cmd_templates(args) -> int:
     return 0
 
 
+def cmd_serve(args) -> int:
+    import signal
+    import threading
+
+    from studio.runtime import RuntimeFailure, ServerOptions, Status, make_runtime
+
+    gpus = None
+    if args.gpus is not None:
+        gpus = "all" if args.gpus == "all" else ("none" if args.gpus == "none" else args.gpus.split(","))
+    try:
+        runtime = make_runtime(args.runtime, image=args.image, gpus=gpus)
+    except RuntimeFailure as e:
+        print(f"serve: {e}", file=sys.stderr)
+        return 1
+    options = ServerOptions(
+        models=args.models.split(",") if args.models else None,
+        http_port=args.http_port, grpc_port=args.grpc_port, metrics_port=args.metrics_port,
+        ready_timeout_s=args.timeout,
+    )
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    if args.verbose:
+        runtime.logs.subscribe(lambda line: print(line, file=sys.stderr), replay=False)
+    print(f"serve: starting the {runtime.kind} Triton on {args.repository} …", file=sys.stderr)
+    try:
+        ep = runtime.start(args.repository, options)
+    except RuntimeFailure as e:
+        print(f"serve: {e}", file=sys.stderr)
+        return 1
+    print(f"ready: http {ep.http}  grpc {ep.grpc}  metrics {ep.metrics}", flush=True)
+    from studio.runtime.client import TritonClient
+
+    client = TritonClient(ep, logs=runtime.logs)
+    for m in client.repository_index():
+        note = f" ({m.reason})" if m.reason else ""
+        print(f"  {m.name} {m.version or ''} {m.state}{note}".replace("  ", " ", 1), flush=True)
+    client.close()
+    code = 0
+    try:
+        while not stop.wait(0.5):
+            if runtime.poll() == Status.EXITED:
+                print(f"serve: {runtime.exit_reason}", file=sys.stderr)
+                code = 1
+                break
+    finally:
+        runtime.stop()
+        print("serve: stopped", file=sys.stderr)
+    return code
+
+
+def cmd_status(args) -> int:
+    from studio.runtime.embedded import list_embedded_servers
+    from studio.runtime.errors import DockerUnavailable
+
+    rows = []
+    for s in list_embedded_servers():
+        rows.append(("embedded", str(s["pid"]), "running", s["repository"], s["http"]))
+    try:
+        from studio.runtime.docker_runtime import docker_client, studio_containers
+
+        client = docker_client()
+        from studio.runtime.base import LABEL
+
+        for c in studio_containers(client):
+            ports = (c.attrs.get("NetworkSettings") or {}).get("Ports") or {}
+            http = ports.get("8000/tcp") or []
+            url = f"http://127.0.0.1:{http[0]['HostPort']}" if http else "-"
+            rows.append(("docker", c.name, c.status, c.labels.get(f"{LABEL}.repository", "?"), url))
+    except DockerUnavailable:
+        pass
+    if not rows:
+        print("no studio-owned Triton servers")
+        return 0
+    for r in rows:
+        print("  ".join(r))
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from studio.runtime.doctor import run_checks
+
+    checks = run_checks()
+    for c in checks:
+        mark = "ok  " if c.ok else "FAIL"
+        print(f"[{mark}] {c.name}: {c.detail}")
+        if not c.ok and c.fix:
+            print(f"       fix: {c.fix}")
+    return 1 if any(c.essential and not c.ok for c in checks) else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="triton-studio",
@@ -256,6 +347,22 @@ def build_parser() -> argparse.ArgumentParser:
     n.set_defaults(func=cmd_new)
     t = sub.add_parser("templates", help="list the model templates")
     t.set_defaults(func=cmd_templates)
+    sv = sub.add_parser("serve", help="run Triton on a repository in the foreground (Ctrl-C stops it)")
+    sv.add_argument("repository", metavar="REPO")
+    sv.add_argument("--runtime", choices=("embedded", "docker"), help="default: docker with GPUs, else embedded")
+    sv.add_argument("--image", help="Docker image (default NVIDIA's tritonserver 24.10-py3)")
+    sv.add_argument("--gpus", help="all, none, or ids like 0,1 (docker)")
+    sv.add_argument("--models", help="comma-separated models to load (default: all)")
+    sv.add_argument("--http-port", type=int)
+    sv.add_argument("--grpc-port", type=int)
+    sv.add_argument("--metrics-port", type=int)
+    sv.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for readiness")
+    sv.add_argument("-v", "--verbose", action="store_true", help="print the server log")
+    sv.set_defaults(func=cmd_serve)
+    st = sub.add_parser("status", help="list studio-owned Triton servers")
+    st.set_defaults(func=cmd_status)
+    dr = sub.add_parser("doctor", help="check Docker, the NVIDIA runtime, GPUs, the embedded server and Qt")
+    dr.set_defaults(func=cmd_doctor)
     return p
 
 
