@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-extras="${1:-test}"
+extras="${1:-all}"
 
 apt_packages=(
   python3 python3-venv python3-pip libpython3.11

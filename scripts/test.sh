@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# Set up (idempotent) and run the full test suite: ruff, then pytest.  Extra arguments go to pytest.
+# Set up (idempotent) and run the full test suite: ruff, then pytest (unit, GUI offscreen, and integration
+# tests against the embedded Triton and a real Docker engine).  Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh test
+bash scripts/setup.sh all
+started_docker=0
+if [ "${STUDIO_SKIP_DOCKER_SETUP:-0}" != "1" ]; then
+  [ -f .dockerd.pid ] || started_docker=1
+  bash scripts/docker-up.sh
+  [ -f .dockerd.pid ] || started_docker=0
+fi
+cleanup() { [ $started_docker -eq 1 ] && bash scripts/docker-down.sh; true; }
+trap cleanup EXIT
 export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
 .venv/bin/ruff check studio tests benchmarks
 set +e

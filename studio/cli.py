@@ -370,6 +370,7 @@ def gui_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="triton-studio", description="Open the studio window.", add_help=True)
     p.add_argument("repository", nargs="?", help="a Triton model repository folder to open")
     p.add_argument("--screenshot", metavar="PNG", help="open, save a screenshot of the window, and quit")
+    p.add_argument("--serve", choices=("embedded", "docker"), help="start a local Triton on the repository")
     p.add_argument("--version", action="version", version=f"triton-studio {__version__}")
     return p
 
@@ -389,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from studio.ui.app import run_gui
 
-    return run_gui(args.repository, screenshot=args.screenshot)
+    return run_gui(args.repository, screenshot=args.screenshot, serve=args.serve)
 
 
 if __name__ == "__main__":

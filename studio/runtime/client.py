@@ -91,7 +91,7 @@ class TritonClient:
         try:
             self._grpc.load_model(name, config=config_json(config) if config is not None else None, files=files)
         except Exception as e:  # noqa: BLE001 - tritonclient raises InferenceServerException
-            message = getattr(e, "message", lambda: str(e))()
+            message = e.message() if callable(getattr(e, "message", None)) else str(e)
             raise LoadFailed(name, message, self._reason_from_log(name, mark)) from None
 
     def unload(self, name: str, unload_dependents: bool = False) -> None:

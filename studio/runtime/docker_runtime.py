@@ -141,8 +141,11 @@ class DockerRuntime(Runtime):
         self.status = Status.STARTING
         self.exit_reason = None
         name = f"triton-studio-{uuid.uuid4().hex[:8]}"
-        try:
-            self.container = client.containers.run(
+        # the python backend's recommended limits; a host that forbids raising them gets Docker's defaults
+        ulimits = [Ulimit(name="memlock", soft=-1, hard=-1), Ulimit(name="stack", soft=67108864, hard=67108864)]
+
+        def run(limits):
+            return client.containers.run(
                 self.image,
                 command=self.command(options),
                 name=name,
@@ -150,11 +153,21 @@ class DockerRuntime(Runtime):
                 ports={"8000/tcp": ("127.0.0.1", http), "8001/tcp": ("127.0.0.1", grpc), "8002/tcp": ("127.0.0.1", metrics)},
                 volumes={str(repo): {"bind": "/models", "mode": "ro"}},
                 shm_size=self.shm_size,
-                ulimits=[Ulimit(name="memlock", soft=-1, hard=-1), Ulimit(name="stack", soft=67108864, hard=67108864)],
+                ulimits=limits,
                 labels={LABEL: "1", f"{LABEL}.repository": str(repo), f"{LABEL}.kind": "docker"},
                 device_requests=gpu_requests(self.gpus),
                 privileged=False,
             )
+
+        try:
+            try:
+                self.container = run(ulimits)
+            except docker.errors.APIError as e:
+                if "error setting rlimit" not in str(e):
+                    raise
+                self._remove_by_name(name)
+                self.logs.append("studio: this host does not allow raising memlock/stack limits; starting with Docker's defaults")
+                self.container = run(None)
         except docker.errors.APIError as e:
             self.status = Status.FAILED
             text = str(e)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from studio import __version__
 from studio.config import ConfigDocument, ParseError
 from studio.repository import ModelEntry, scan_repository
+from studio.ui.server_panel import ServerPanel
 
 ROLE_PATH = Qt.ItemDataRole.UserRole + 1
 
@@ -68,6 +69,12 @@ class MainWindow(QMainWindow):
         dock.setWidget(self.tree)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
 
+        self.server = ServerPanel()
+        server_dock = QDockWidget("Server", self)
+        server_dock.setObjectName("server_dock")
+        server_dock.setWidget(self.server)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, server_dock)
+
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
@@ -98,6 +105,7 @@ class MainWindow(QMainWindow):
     # -- repository ------------------------------------------------------------------------------------
     def open_repository(self, path: str) -> None:
         self.repository = str(Path(path).resolve())
+        self.server.repository = self.repository
         self.status.setText(f"Scanning {self.repository}…")
         job = _ScanJob(self.repository)
         job.signals.sig_done.connect(self._on_scanned)
@@ -169,6 +177,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         QSettings().setValue("window/geometry", self.saveGeometry())
+        self.server.shutdown()
         super().closeEvent(event)
 
 
@@ -183,21 +192,31 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     return app  # type: ignore[return-value]
 
 
-def run_gui(repository: str | None, screenshot: str | None = None) -> int:
+def run_gui(repository: str | None, screenshot: str | None = None, serve: str | None = None) -> int:
     app = make_app()
     win = MainWindow()
     win.show()
     if repository:
         win.open_repository(repository)
+        if serve:
+            win.server.start(win.repository, serve)
     if screenshot:
+        pending = {"repo": bool(repository), "server": bool(repository and serve)}
 
-        def shoot(_n: int = 0) -> None:
+        def shoot() -> None:
+            if any(pending.values()):
+                return
             if win.tree.topLevelItemCount():
                 win.tree.setCurrentItem(win.tree.topLevelItem(0))
-            QTimer.singleShot(200, lambda: (win.grab().save(screenshot), app.quit()))
+            QTimer.singleShot(300, lambda: (win.grab().save(screenshot), win.close(), app.quit()))
 
-        if repository:
-            win.sig_repository_loaded.connect(shoot)
-        else:
-            QTimer.singleShot(200, shoot)
-    return app.exec()
+        def done(key: str) -> None:
+            pending[key] = False
+            shoot()
+
+        win.sig_repository_loaded.connect(lambda _n: done("repo"))
+        win.server.sig_state_changed.connect(lambda st: done("server") if st in ("ready", "failed") else None)
+        QTimer.singleShot(0, shoot)
+    code = app.exec()
+    win.server.shutdown()
+    return code

@@ -52,3 +52,27 @@ def test_broken_config_shows_text_and_error(window, qtbot, tmp_path):
     assert "max_batch_sise" in window.text.toPlainText()
     assert ":2:1: error:" in window.status.text()
     assert Path(window.repository).name == "repo"
+
+
+def test_server_panel_starts_and_stops_the_embedded_triton(window, qtbot):
+    import os
+
+    with qtbot.waitSignal(window.sig_repository_loaded, timeout=10000):
+        window.open_repository(str(DEMO))
+    states = []
+    window.server.sig_state_changed.connect(states.append)
+    with qtbot.waitSignal(window.server.sig_state_changed, timeout=60000, check_params_cb=lambda s: s == "ready"):
+        window.server.start(window.repository, "embedded")
+    assert "ready" in window.server.status.text() and "grpc://127.0.0.1:" in window.server.status.text()
+    pid = window.server.runtime.pid
+    qtbot.waitUntil(lambda: "Started GRPCInferenceService" in window.server.log.toPlainText(), timeout=10000)
+    window.grab().save(str(ARTIFACTS / "main_window_server.png"))
+    with qtbot.waitSignal(window.server.sig_state_changed, timeout=30000, check_params_cb=lambda s: s == "stopped"):
+        window.server.stop()
+    assert states[:2] == ["starting", "ready"]
+    try:
+        os.kill(pid, 0)
+        with open(f"/proc/{pid}/stat") as f:
+            assert f.read().split(") ", 1)[1][0] == "Z"
+    except ProcessLookupError:
+        pass
