@@ -12,7 +12,7 @@ from pathlib import Path
 
 from studio import __version__
 
-SUBCOMMANDS = ("fmt", "get", "set", "validate", "diff", "new", "templates", "serve", "status", "doctor")
+SUBCOMMANDS = ("fmt", "get", "set", "validate", "diff", "new", "templates", "serve", "status", "doctor", "bench", "tune")
 
 
 def _config_files(paths: list[str]) -> list[Path]:
@@ -305,6 +305,136 @@ def cmd_doctor(args) -> int:
     return 1 if any(c.essential and not c.ok for c in checks) else 0
 
 
+def cmd_bench(args) -> int:
+    import json
+
+    from studio.runtime.client import TritonClient
+    from studio.tuning.inputs import InputError, from_input_data, parse_shapes, synthesize
+    from studio.tuning.loadgen import LoadGenerator, LoadSpec
+    from studio.tuning.remote import endpoints_for, fetch_config, grpc_target
+    from studio.tuning.sampler import server_fields
+    from studio.tuning.session import perf_analyzer_command
+
+    target = grpc_target(args.url)
+    try:
+        config = fetch_config(target, args.model)
+        shapes = parse_shapes(args.shape)
+        if args.input_data:
+            requests = from_input_data(args.model, config, args.input_data, args.batch_size)
+        else:
+            requests = synthesize(args.model, config, args.batch_size, shapes)
+    except InputError as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - unreachable server, unknown model
+        print(f"bench: cannot get the config of '{args.model}' from {target}: {e}", file=sys.stderr)
+        return 1
+    spec = LoadSpec(concurrency=None if args.rate else args.concurrency, rate=args.rate, poisson=args.poisson,
+                    duration_s=args.duration, max_requests=args.requests)
+    client = TritonClient(endpoints_for(target))
+    try:
+        client.statistics_delta(args.model)
+    except Exception:  # noqa: BLE001
+        client = None
+    result = LoadGenerator(target, requests, spec).run()
+    out = result.summary()
+    out["avg_batch_size"] = None
+    if client is not None:
+        try:
+            out["avg_batch_size"] = server_fields(client.statistics_delta(args.model), result.seconds or 1)["avg_batch_size"]
+        except Exception:  # noqa: BLE001 - the server went away: client figures stand
+            pass
+    out["perf_analyzer"] = perf_analyzer_command(target, args.model, concurrency=args.concurrency, rate=args.rate,
+                                                 shapes=shapes, batch_size=args.batch_size)
+    if args.format == "json":
+        print(json.dumps(out, indent=2))
+    else:
+        def ms(v):
+            return f"{v:.2f} ms" if v is not None else "-"
+
+        print(f"throughput {out['throughput']:.1f} infer/s   p50 {ms(out['p50_ms'])}   p90 {ms(out['p90_ms'])}   "
+              f"p99 {ms(out['p99_ms'])}   errors {out['errors']}   avg batch {out['avg_batch_size'] or '-'}")
+        print(f"same with perf_analyzer: {out['perf_analyzer']}")
+    if result.stop_reason == "errors":
+        print(f"bench: stopped: too many errors ({result.error_detail})", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_tune(args) -> int:
+    from google.protobuf import text_format
+
+    from studio.config import ConfigDocument
+    from studio.runtime.client import TritonClient
+    from studio.tuning.inputs import InputError, parse_shapes, synthesize
+    from studio.tuning.loadgen import LoadGenerator, LoadSpec
+    from studio.tuning.remote import endpoints_for, fetch_config, grpc_target
+    from studio.tuning.sampler import Sampler
+    from studio.tuning.search import Space, Tuner
+    from studio.tuning.session import TuningSession
+
+    target = grpc_target(args.url)
+    try:
+        config = fetch_config(target, args.model)
+        requests = synthesize(args.model, config, 1, parse_shapes(args.shape))
+    except InputError as e:
+        print(f"tune: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001
+        print(f"tune: cannot get the config of '{args.model}' from {target}: {e}", file=sys.stderr)
+        return 1
+    if args.config:
+        doc = _load_or_report(args.config)
+        if doc is None:
+            return 1
+    else:
+        doc = ConfigDocument.parse(text_format.MessageToString(config))
+    work = ConfigDocument.parse(doc.text)
+    client = TritonClient(endpoints_for(target))
+    loadgen = LoadGenerator(target, requests, LoadSpec(concurrency=8, duration_s=None)).start()
+    sampler = Sampler(loadgen, client, args.model).start()
+    session = TuningSession(client, args.model, work, sampler)
+    space = Space()
+    if config.max_batch_size > 0:
+        space.max_batch_size = sorted({m for m in space.max_batch_size} | {config.max_batch_size})
+
+    def show(m):
+        p99 = f"{m.p99_ms:.1f} ms" if m.p99_ms is not None else "-"
+        print(f"  {m.point}: {m.throughput:.0f} infer/s, p99 {p99}", file=sys.stderr, flush=True)
+
+    tuner = Tuner(session, args.p99_ms, budget_s=args.budget_s, on_measurement=show)
+    try:
+        result = tuner.search(space)
+    finally:
+        loadgen.stop()
+        sampler.stop()
+        try:  # put the model back as the file says
+            client.load(args.model, config=doc)
+        except Exception:  # noqa: BLE001
+            pass
+    if result.best is None:
+        print(f"tune: no measured point met p99 <= {args.p99_ms} ms", file=sys.stderr)
+        return 1
+    b = result.best
+    print(f"# best: {b.throughput:.0f} infer/s at p99 {b.p99_ms:.1f} ms with concurrency {b.point.concurrency} "
+          f"({len(result.measurements)} points in {result.seconds:.0f} s)")
+    print(b.point.fragment(), end="")
+    if args.write:
+        if not args.config:
+            print("tune: --write needs --config PATH (the model's config.pbtxt)", file=sys.stderr)
+            return 2
+        for path, value in b.point.edits().items():
+            if path.startswith("instance_group") and not doc.has("instance_group[0]"):
+                doc.set("instance_group", [{"count": value}])
+            elif path == "dynamic_batching.preferred_batch_size" and not value:
+                doc.clear(path)
+            else:
+                doc.set(path, value)
+        doc.save(args.config)
+        print(f"# written to {args.config}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="triton-studio",
@@ -361,6 +491,29 @@ def build_parser() -> argparse.ArgumentParser:
     sv.set_defaults(func=cmd_serve)
     st = sub.add_parser("status", help="list studio-owned Triton servers")
     st.set_defaults(func=cmd_status)
+    b = sub.add_parser("bench", help="measure throughput and latency of a model on a running Triton")
+    b.add_argument("--url", required=True, help="grpc://HOST:PORT")
+    b.add_argument("--model", required=True)
+    mode = b.add_mutually_exclusive_group()
+    mode.add_argument("--concurrency", type=int, default=8)
+    mode.add_argument("--rate", type=float, help="requests per second (request-rate mode)")
+    b.add_argument("--poisson", action="store_true", help="Poisson arrivals in request-rate mode")
+    b.add_argument("--duration", type=float, default=10.0, help="seconds")
+    b.add_argument("--requests", type=int, help="stop after this many requests")
+    b.add_argument("--shape", action="append", help="NAME:d1,d2 for variable-size inputs (repeatable)")
+    b.add_argument("--input-data", help="perf_analyzer's --input-data JSON")
+    b.add_argument("--batch-size", type=int, default=1)
+    b.add_argument("--format", choices=("text", "json"), default="text")
+    b.set_defaults(func=cmd_bench)
+    tu = sub.add_parser("tune", help="search batching and instances for the best throughput under a p99 budget")
+    tu.add_argument("--url", required=True, help="grpc://HOST:PORT")
+    tu.add_argument("--model", required=True)
+    tu.add_argument("--p99-ms", type=float, required=True)
+    tu.add_argument("--budget-s", type=float, default=180.0, help="stop searching after this many seconds")
+    tu.add_argument("--shape", action="append")
+    tu.add_argument("--config", help="the model's config.pbtxt (base of the edits; written with --write)")
+    tu.add_argument("--write", action="store_true", help="write the best settings into --config as a minimal edit")
+    tu.set_defaults(func=cmd_tune)
     dr = sub.add_parser("doctor", help="check Docker, the NVIDIA runtime, GPUs, the embedded server and Qt")
     dr.set_defaults(func=cmd_doctor)
     return p

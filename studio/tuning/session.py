@@ -1,0 +1,191 @@
+"""A tuning session: apply a config change to the running model, wait until the new config serves, then
+report steady-state figures (perf_analyzer's criterion: 3 consecutive windows whose throughput and p99 are
+within 10%). Every change is recorded with its result; export CSV and JSON; the equivalent perf_analyzer
+command line for a measurement.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shlex
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from studio.config import ConfigDocument
+from studio.tuning.sampler import Sample
+
+
+@dataclass
+class SteadyState:
+    throughput: float
+    p50_ms: float | None
+    p90_ms: float | None
+    p99_ms: float | None
+    avg_batch_size: float | None
+    queue_ms: float | None
+    error_rate: float
+    stable: bool  # False: the time budget ran out before 3 windows agreed
+    windows: int
+    seconds: float  # from the change to the steady figures
+
+
+@dataclass
+class ChangeRecord:
+    at: float  # time.time()
+    description: str
+    edits: dict
+    load_s: float
+    result: SteadyState | None = None
+    error: str | None = None
+
+
+def aggregate(samples: list[Sample]) -> dict:
+    """One window from several samples: throughput from counts, percentiles by the samples' weights."""
+    secs = sum(s.t - s.t_start for s in samples) or 1e-9
+    total = sum(s.throughput * (s.t - s.t_start) for s in samples)
+
+    def wavg(attr):
+        vals = [(getattr(s, attr), s.throughput * (s.t - s.t_start)) for s in samples if getattr(s, attr) is not None]
+        w = sum(x for _, x in vals)
+        return sum(v * x for v, x in vals) / w if w else None
+
+    return {
+        "throughput": total / secs,
+        "p50_ms": wavg("p50_ms"),
+        "p90_ms": wavg("p90_ms"),
+        "p99_ms": max((s.p99_ms for s in samples if s.p99_ms is not None), default=None),
+        "avg_batch_size": wavg("avg_batch_size"),
+        "queue_ms": wavg("queue_ms"),
+        "error_rate": sum(s.errors for s in samples) / max(1, total + sum(s.errors for s in samples)),
+    }
+
+
+def within(values: list[float], tolerance: float) -> bool:
+    lo, hi = min(values), max(values)
+    return hi <= lo * (1 + tolerance) if lo > 0 else hi == lo
+
+
+class TuningSession:
+    def __init__(self, client, model: str, document: ConfigDocument, sampler, *, window_s: float = 1.0,
+                 tolerance: float = 0.10, stable_windows: int = 3) -> None:
+        self.client = client
+        self.model = model
+        self.document = document
+        self.sampler = sampler
+        self.window_s = window_s
+        self.tolerance = tolerance
+        self.stable_windows = stable_windows
+        self.records: list[ChangeRecord] = []
+
+    # -- changes --------------------------------------------------------------------------------------------
+    def apply(self, edits: dict, description: str | None = None, budget_s: float = 30.0) -> ChangeRecord:
+        """Set fields (path -> value) in the document, reload the model with it, measure until steady."""
+        for path, value in edits.items():
+            if value is None:
+                self.document.clear(path)
+            else:
+                self.document.set(path, value)
+        return self.reload(description or ", ".join(f"{k}={v}" for k, v in edits.items()), edits, budget_s)
+
+    def reload(self, description: str, edits: dict | None = None, budget_s: float = 30.0) -> ChangeRecord:
+        t0 = time.monotonic()
+        rec = ChangeRecord(time.time(), description, dict(edits or {}), 0.0)
+        try:
+            self.client.load(self.model, config=self.document)
+        except Exception as e:  # noqa: BLE001 - recorded; the old config keeps serving
+            rec.error = str(e)
+            rec.load_s = time.monotonic() - t0
+            self.records.append(rec)
+            return rec
+        loaded = time.monotonic()
+        rec.load_s = loaded - t0
+        rec.result = self.measure(since=loaded, budget_s=budget_s, t_change=t0)
+        self.records.append(rec)
+        return rec
+
+    def measure(self, since: float | None = None, budget_s: float = 30.0, t_change: float | None = None) -> SteadyState:
+        """Steady figures from samples that began after `since` (the new config serving)."""
+        since = time.monotonic() if since is None else since
+        t_change = since if t_change is None else t_change
+        deadline = since + budget_s
+        per_window = max(1, round(self.window_s / self.sampler.period_s))
+        windows: list[dict] = []
+        while time.monotonic() < deadline:
+            fresh = [s for s in list(self.sampler.samples) if s.t_start >= since and s.throughput > 0]
+            # the first window after the change holds the first requests served by the new config: skip it
+            usable = fresh[1:]
+            windows = [aggregate(usable[i:i + per_window]) for i in range(0, len(usable) - per_window + 1, per_window)]
+            if len(windows) >= self.stable_windows:
+                last = windows[-self.stable_windows:]
+                tps = [w["throughput"] for w in last]
+                p99 = [w["p99_ms"] for w in last if w["p99_ms"] is not None]
+                if within(tps, self.tolerance) and len(p99) == len(last) and within(p99, self.tolerance):
+                    return self._steady(last, True, len(windows), time.monotonic() - t_change)
+            if not self.sampler.loadgen.running:
+                break
+            time.sleep(self.sampler.period_s / 2)
+        last = windows[-self.stable_windows:] if windows else []
+        return self._steady(last, False, len(windows), time.monotonic() - t_change)
+
+    def _steady(self, windows: list[dict], stable: bool, n: int, seconds: float) -> SteadyState:
+        if not windows:
+            return SteadyState(0.0, None, None, None, None, None, 0.0, False, 0, seconds)
+
+        def mean(key):
+            vals = [w[key] for w in windows if w[key] is not None]
+            return statistics.fmean(vals) if vals else None
+
+        return SteadyState(mean("throughput") or 0.0, mean("p50_ms"), mean("p90_ms"), mean("p99_ms"),
+                           mean("avg_batch_size"), mean("queue_ms"), mean("error_rate") or 0.0, stable, n, seconds)
+
+    def wait_for(self, predicate: Callable[[Sample], bool], since: float, timeout_s: float) -> Sample | None:
+        """The first sample after `since` that satisfies predicate (e.g. the batch size grew)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for s in list(self.sampler.samples):
+                if s.t_start >= since and predicate(s):
+                    return s
+            time.sleep(self.sampler.period_s / 2)
+        return None
+
+    # -- records --------------------------------------------------------------------------------------------
+    def rows(self) -> list[dict]:
+        out = []
+        for r in self.records:
+            row = {"at": r.at, "change": r.description, "load_s": round(r.load_s, 3), "error": r.error}
+            if r.result is not None:
+                row.update({k: v for k, v in asdict(r.result).items()})
+            out.append(row)
+        return out
+
+    def export_csv(self, path: str | Path) -> None:
+        rows = self.rows()
+        keys = ["at", "change", "load_s", "error", "throughput", "p50_ms", "p90_ms", "p99_ms", "avg_batch_size",
+                "queue_ms", "error_rate", "stable", "windows", "seconds"]
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
+            w.writeheader()
+            for row in rows:
+                w.writerow(row)
+
+    def export_json(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps({"model": self.model, "changes": self.rows()}, indent=2))
+
+
+def perf_analyzer_command(url: str, model: str, *, concurrency: int | None = None, rate: float | None = None,
+                          shapes: dict[str, list[int]] | None = None, window_ms: int = 5000,
+                          batch_size: int = 1) -> str:
+    """The perf_analyzer command line that measures the same thing."""
+    args = ["perf_analyzer", "-m", model, "-u", url.removeprefix("grpc://"), "-i", "grpc", "-b", str(batch_size),
+            "--measurement-interval", str(window_ms), "--stability-percentage", "10"]
+    if rate is not None:
+        args += ["--request-rate-range", f"{rate:g}"]
+    else:
+        args += ["--concurrency-range", str(concurrency or 1)]
+    for name, dims in (shapes or {}).items():
+        args += ["--shape", f"{name}:{','.join(map(str, dims))}"]
+    return shlex.join(args)

@@ -1,0 +1,130 @@
+"""The tuning engine against the real embedded Triton (demo model: 2 ms per execute + 20 us per item)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from studio.config import ConfigDocument
+from studio.runtime import ServerOptions
+from studio.runtime.client import TritonClient
+from studio.runtime.embedded import EmbeddedRuntime
+from studio.tuning.inputs import synthesize
+from studio.tuning.loadgen import LoadGenerator, LoadSpec
+from studio.tuning.sampler import Sampler
+from studio.tuning.session import TuningSession
+from tests.cli.test_cli import run
+from tests.runtime.helpers import demo_copy
+
+
+@pytest.fixture
+def server(tmp_path):
+    repo = demo_copy(tmp_path)
+    rt = EmbeddedRuntime()
+    ep = rt.start(repo, ServerOptions(models=["batched_sleep"]))
+    client = TritonClient(ep, logs=rt.logs)
+    client.wait_model_ready("batched_sleep")
+    yield rt, ep, client, repo
+    client.close()
+    rt.stop()
+
+
+def _requests(repo):
+    doc = ConfigDocument.load(repo / "batched_sleep" / "config.pbtxt")
+    return doc, synthesize("batched_sleep", doc.to_message())
+
+
+def test_batching_changes_throughput_more_than_3x(server):
+    rt, ep, client, repo = server
+    doc, reqs = _requests(repo)
+    off = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=32, duration_s=3)).run()
+    doc.set("dynamic_batching.max_queue_delay_microseconds", 500)
+    client.load("batched_sleep", config=doc)
+    on = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=32, duration_s=3)).run()
+    print(f"batching off {off.throughput:.0f}/s, on {on.throughput:.0f}/s")
+    assert off.stop_reason == on.stop_reason == "duration"
+    assert sum(off.errors.values()) == sum(on.errors.values()) == 0
+    assert on.throughput > 3 * off.throughput
+
+
+def test_queue_delay_change_shows_in_the_sampler_within_3_s(server):
+    rt, ep, client, repo = server
+    doc, reqs = _requests(repo)
+    doc.set("dynamic_batching.max_queue_delay_microseconds", 0)
+    client.load("batched_sleep", config=doc)
+    gen = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=4, duration_s=30)).start()
+    sampler = Sampler(gen, client, "batched_sleep").start()
+    session = TuningSession(client, "batched_sleep", doc, sampler)
+    try:
+        before = session.measure(budget_s=8)
+        assert before.avg_batch_size is not None and before.avg_batch_size < 3
+        doc.set("dynamic_batching.max_queue_delay_microseconds", 20_000)
+        client.load("batched_sleep", config=doc)
+        loaded = time.monotonic()
+        hit = session.wait_for(lambda s: (s.queue_ms or 0) > 5 and (s.avg_batch_size or 0) >= 3, since=loaded, timeout_s=3)
+        assert hit is not None, [(s.queue_ms, s.avg_batch_size) for s in list(sampler.samples)[-8:]]
+        assert hit.t - loaded <= 3.0
+    finally:
+        gen.stop()
+        sampler.stop()
+
+
+def test_session_records_changes_and_exports(server, tmp_path):
+    rt, ep, client, repo = server
+    doc, reqs = _requests(repo)
+    gen = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=16, duration_s=60)).start()
+    sampler = Sampler(gen, client, "batched_sleep").start()
+    session = TuningSession(client, "batched_sleep", doc, sampler, window_s=0.5)
+    try:
+        r1 = session.apply({"dynamic_batching.max_queue_delay_microseconds": 1000}, budget_s=15)
+        bad = session.apply({"dynamic_batching.preferred_batch_size": [4096]}, budget_s=5)
+    finally:
+        gen.stop()
+        sampler.stop()
+    assert r1.result is not None and r1.result.throughput > 0 and r1.result.avg_batch_size > 1
+    assert bad.error is not None and "preferred size must be <= max batch size" in bad.error
+    session.export_csv(tmp_path / "s.csv")
+    session.export_json(tmp_path / "s.json")
+    assert (tmp_path / "s.csv").read_text().splitlines()[0].startswith("at,change,load_s")
+    assert len(json.loads((tmp_path / "s.json").read_text())["changes"]) == 2
+
+
+def test_runs_stop_by_themselves(server):
+    rt, ep, client, repo = server
+    _, reqs = _requests(repo)
+    t0 = time.monotonic()
+    r = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=8, duration_s=1.0)).run()
+    assert r.stop_reason == "duration" and time.monotonic() - t0 < 5
+    r = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=4, duration_s=60, max_requests=50)).run()
+    assert r.stop_reason == "count" and 50 <= r.completed <= 54
+    r = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=None, rate=200, duration_s=2)).run()
+    assert r.stop_reason == "duration" and 300 <= r.completed <= 440
+
+
+def test_server_killed_mid_run_ends_with_a_clear_error(server):
+    rt, ep, client, repo = server
+    _, reqs = _requests(repo)
+    gen = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=8, duration_s=120, timeout_s=5)).start()
+    time.sleep(1.0)
+    os.kill(rt.pid, signal.SIGKILL)
+    t0 = time.monotonic()
+    result = gen.wait(timeout=30)
+    assert time.monotonic() - t0 < 30
+    assert result.stop_reason == "errors"
+    assert "UNAVAILABLE" in result.error_detail
+    assert result.completed > 0
+
+
+def test_bench_cli_json(server):
+    rt, ep, client, repo = server
+    r = run("bench", "--url", ep.grpc, "--model", "batched_sleep", "--concurrency", "8", "--duration", "2", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    for key in ("throughput", "p50_ms", "p90_ms", "p99_ms", "errors", "avg_batch_size"):
+        assert key in data
+    assert data["throughput"] > 0 and data["errors"] == 0 and data["avg_batch_size"] == 1.0
+    assert data["perf_analyzer"].startswith("perf_analyzer -m batched_sleep")
