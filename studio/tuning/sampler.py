@@ -38,9 +38,14 @@ class Sample:
     gpu_utilization: float | None = None
     gpu_memory_used_mb: float | None = None
     concurrency: int | None = None
+    # the window's latency histogram, sparse ((bucket, count), ...); kept for recent samples only, so that a
+    # measurement over several windows has exact percentiles without the ring buffer growing
+    hist: tuple | None = field(default=None, repr=False)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d.pop("hist", None)
+        return d
 
 
 def _ns_per(stat: dict, count: int) -> float | None:
@@ -74,7 +79,8 @@ def server_fields(delta: dict, seconds: float) -> dict:
 
 class Sampler:
     def __init__(self, loadgen, client=None, model: str | None = None, period_s: float = 0.25,
-                 history: int = 14_400, gpu_metrics: bool = True) -> None:
+                 history: int = 14_400, gpu_metrics: bool = True, keep_histograms: int = 240) -> None:
+        self.keep_histograms = keep_histograms
         self.loadgen = loadgen
         self.client = client
         self.model = model
@@ -129,6 +135,7 @@ class Sampler:
             p99_ms=p[99] / 1000 if p[99] is not None else None,
             error_rate=errs / total if total else 0.0, errors=errs,
             concurrency=self.loadgen.concurrency,
+            hist=tuple((i, n) for i, n in enumerate(w.histogram.counts) if n),
         )
         if self.client is not None and self.model:
             try:
@@ -140,6 +147,8 @@ class Sampler:
             if self.gpu_metrics:
                 self._gpu(s)
         self.samples.append(s)
+        if len(self.samples) > self.keep_histograms:
+            self.samples[-self.keep_histograms - 1].hist = None
         for cb in list(self._subscribers):
             try:
                 cb(s)

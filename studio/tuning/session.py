@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from studio.config import ConfigDocument
+from studio.tuning.histogram import LatencyHistogram
 from studio.tuning.sampler import Sample
 
 
@@ -53,11 +54,24 @@ def aggregate(samples: list[Sample]) -> dict:
         w = sum(x for _, x in vals)
         return sum(v * x for v, x in vals) / w if w else None
 
+    if samples and all(s.hist is not None for s in samples):
+        # exact percentiles over the whole window, from the samples' histograms
+        h = LatencyHistogram()
+        for s in samples:
+            for i, n in s.hist:
+                h.counts[i] += n
+                h.count += n
+        h.min, h.max = 0, float("inf")
+        p = h.percentiles((50, 90, 99))
+        p50, p90, p99 = (p[k] / 1000 if p[k] is not None else None for k in (50, 90, 99))
+    else:
+        p50, p90 = wavg("p50_ms"), wavg("p90_ms")
+        p99 = max((s.p99_ms for s in samples if s.p99_ms is not None), default=None)
     return {
         "throughput": total / secs,
-        "p50_ms": wavg("p50_ms"),
-        "p90_ms": wavg("p90_ms"),
-        "p99_ms": max((s.p99_ms for s in samples if s.p99_ms is not None), default=None),
+        "p50_ms": p50,
+        "p90_ms": p90,
+        "p99_ms": p99,
         "avg_batch_size": wavg("avg_batch_size"),
         "queue_ms": wavg("queue_ms"),
         "error_rate": sum(s.errors for s in samples) / max(1, total + sum(s.errors for s in samples)),

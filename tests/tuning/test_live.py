@@ -128,3 +128,31 @@ def test_bench_cli_json(server):
         assert key in data
     assert data["throughput"] > 0 and data["errors"] == 0 and data["avg_batch_size"] == 1.0
     assert data["perf_analyzer"].startswith("perf_analyzer -m batched_sleep")
+
+
+def test_search_finds_batching_and_tune_writes_a_minimal_edit(server, tmp_path):
+    from studio.tuning.search import Space, Tuner
+
+    rt, ep, client, repo = server
+    doc, reqs = _requests(repo)
+    gen = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=8, duration_s=None)).start()
+    sampler = Sampler(gen, client, "batched_sleep").start()
+    session = TuningSession(client, "batched_sleep", doc, sampler, window_s=0.5)
+    space = Space(max_batch_size=[32], max_queue_delay_microseconds=[0, 2000], instances=[1], concurrency=[16])
+    try:
+        result = Tuner(session, p99_budget_ms=200, point_budget_s=6).search(space)
+    finally:
+        gen.stop()
+        sampler.stop()
+    assert result.best is not None and result.best.point.max_queue_delay_microseconds == 2000
+    assert len(result.measurements) == 2 and result.frontier
+    cfg = repo / "batched_sleep" / "config.pbtxt"
+    before = cfg.read_text()
+    r = run("tune", "--url", ep.grpc, "--model", "batched_sleep", "--p99-ms", "500", "--budget-s", "20",
+            "--config", str(cfg), "--write")
+    assert r.returncode == 0, r.stderr
+    assert "max_queue_delay_microseconds" in r.stdout
+    after = cfg.read_text()
+    # only batching/instance lines change; every comment stays
+    assert [ln for ln in before.splitlines() if ln.startswith("#")] == [ln for ln in after.splitlines() if ln.startswith("#")]
+    assert ConfigDocument.parse(after).get("dynamic_batching") is not None
