@@ -1,184 +1,567 @@
-"""The studio's QApplication and main window (a first cut: repository tree + config text view)."""
+"""The studio's main window: repository browser, config editors (form + text + validation) in tabs, diff
+view, server panel; menus, toolbar, shortcuts, recent repositories, crash recovery."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QRunnable, QSettings, Qt, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QAction, QFont, QFontDatabase, QKeySequence
+from PySide6.QtCore import QFileSystemWatcher, QModelIndex, QSettings, Qt, QThreadPool, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QDesktopServices, QFont, QKeySequence, QUndoGroup
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
+    QInputDialog,
     QLabel,
+    QLineEdit,
     QMainWindow,
+    QMenu,
     QMessageBox,
-    QPlainTextEdit,
-    QTreeWidget,
-    QTreeWidgetItem,
+    QTabWidget,
+    QToolBar,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
 )
 
 from studio import __version__
-from studio.config import ConfigDocument, ParseError
-from studio.repository import ModelEntry, scan_repository
+from studio.repository import Repository
+from studio.ui.controller import DocumentController, discard_recovery, recovery_files
+from studio.ui.editor import ConfigEditor
+from studio.ui.repository_model import (
+    ROLE_KIND,
+    ROLE_MODEL,
+    RepositoryFilter,
+    RepositoryModel,
+    ScanJob,
+)
 from studio.ui.server_panel import ServerPanel
-
-ROLE_PATH = Qt.ItemDataRole.UserRole + 1
-
-
-class _ScanSignals(QObject):
-    sig_done = Signal(object)
-    """The scan finished: a list of ModelEntry."""
-    sig_failed = Signal(str)
-    """The scan failed: a message for the user."""
-
-
-class _ScanJob(QRunnable):
-    def __init__(self, repo: str) -> None:
-        super().__init__()
-        self.repo = repo
-        self.signals = _ScanSignals()
-
-    def run(self) -> None:
-        try:
-            models = scan_repository(self.repo)
-        except OSError as e:
-            self.signals.sig_failed.emit(f"{self.repo}: {e.strerror or e}")
-            return
-        self.signals.sig_done.emit(models)
 
 
 class MainWindow(QMainWindow):
     sig_repository_loaded = Signal(int)
-    """The repository tree is filled: the number of models."""
+    """The repository browser is filled (after scan and validation): the number of models."""
 
-    def __init__(self) -> None:
+    def __init__(self, offer_recovery: bool = False) -> None:
         super().__init__()
         self.setWindowTitle("Triton Config Studio")
         self.resize(1280, 800)
         self.repository: str | None = None
-        self.document: ConfigDocument | None = None
-        self._jobs: list[_ScanJob] = []
+        self.repo: Repository | None = None
+        self._jobs: list[ScanJob] = []
+        self.undo_group = QUndoGroup(self)
 
-        self.tree = QTreeWidget()
-        self.tree.setHeaderLabels(["Model repository"])
-        self.tree.itemSelectionChanged.connect(self._on_selection)
+        # repository browser
+        self.repo_model = RepositoryModel(self)
+        self.proxy = RepositoryFilter(self)
+        self.proxy.setSourceModel(self.repo_model)
+        self.tree = QTreeView()
+        self.tree.setModel(self.proxy)
+        self.tree.setHeaderHidden(True)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._context_menu)
+        self.tree.doubleClicked.connect(self._on_activated)
+        self.tree.activated.connect(self._on_activated)
+        self.filter_box = QLineEdit()
+        self.filter_box.setPlaceholderText("Filter models")
+        self.filter_box.setClearButtonEnabled(True)
+        self.filter_box.textChanged.connect(self.proxy.setFilterFixedString)
+        browser = QWidget()
+        bl = QVBoxLayout(browser)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bl.addWidget(self.filter_box)
+        bl.addWidget(self.tree)
         dock = QDockWidget("Repository", self)
         dock.setObjectName("repository_dock")
-        dock.setWidget(self.tree)
+        dock.setWidget(browser)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
 
+        # server
         self.server = ServerPanel()
         server_dock = QDockWidget("Server", self)
         server_dock.setObjectName("server_dock")
         server_dock.setWidget(self.server)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, server_dock)
 
-        self.text = QPlainTextEdit()
-        self.text.setReadOnly(True)
-        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.text.setPlaceholderText("Open a model repository (Ctrl+O) and pick a model.")
-        self.setCentralWidget(self.text)
+        # editors
+        self.tabs = QTabWidget()
+        self.tabs.setTabsClosable(True)
+        self.tabs.setDocumentMode(True)
+        self.tabs.tabCloseRequested.connect(self.close_tab)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+        self.placeholder = QLabel("Open a model repository (Ctrl+O) and double-click a model to edit its config.")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.tabs.addTab(self.placeholder, "Start")
+        self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
+        self.setCentralWidget(self.tabs)
         self.status = QLabel("")
         self.statusBar().addWidget(self.status, 1)
 
-        menu = self.menuBar().addMenu("&File")
-        open_act = QAction("&Open repository…", self)
-        open_act.setShortcut(QKeySequence.StandardKey.Open)
-        open_act.triggered.connect(self._choose_repository)
-        menu.addAction(open_act)
-        quit_act = QAction("&Quit", self)
-        quit_act.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_act.triggered.connect(self.close)
-        menu.addAction(quit_act)
-        help_menu = self.menuBar().addMenu("&Help")
-        about = QAction("&About", self)
-        about.triggered.connect(self._about)
-        help_menu.addAction(about)
+        self._watcher = QFileSystemWatcher(self)
+        self._watcher.directoryChanged.connect(lambda _p: self._rescan_timer.start())
+        self._rescan_timer = QTimer(self, singleShot=True, interval=400)
+        self._rescan_timer.timeout.connect(lambda: self._scan(full=False))
 
+        self._make_actions()
         settings = QSettings()
         geometry = settings.value("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
+        state = settings.value("window/state")
+        if state is not None:
+            self.restoreState(state)
+        else:
+            self.resizeDocks([dock], [260], Qt.Orientation.Horizontal)
+            self.resizeDocks([server_dock], [150], Qt.Orientation.Vertical)
+        if offer_recovery:
+            QTimer.singleShot(0, self.offer_recovery)
 
-    # -- repository ------------------------------------------------------------------------------------
+    def ask(self, title: str, text: str, buttons=None):
+        """A modal question (one place, so that scripted use and tests can answer it)."""
+        if buttons is None:
+            buttons = QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No
+        return QMessageBox.question(self, title, text, buttons)
+
+    # -- actions ------------------------------------------------------------------------------------------------
+    def _action(self, text: str, slot, shortcut=None, tip: str | None = None) -> QAction:
+        a = QAction(text, self)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+        if tip:
+            a.setStatusTip(tip)
+        a.triggered.connect(slot)
+        return a
+
+    def _make_actions(self) -> None:
+        K = QKeySequence.StandardKey
+        self.act_open = self._action("&Open repository…", self._choose_repository, K.Open)
+        self.act_save = self._action("&Save", self.save_current, K.Save)
+        self.act_close = self._action("&Close tab", lambda: self.close_tab(self.tabs.currentIndex()), K.Close)
+        self.act_quit = self._action("&Quit", self.close, K.Quit)
+        self.act_undo = self.undo_group.createUndoAction(self, "&Undo")
+        self.act_undo.setShortcut(K.Undo)
+        self.act_redo = self.undo_group.createRedoAction(self, "&Redo")
+        self.act_redo.setShortcut(K.Redo)
+        self.act_find = self._action("&Find field…", self.find_field, K.Find)
+        self.act_goto = self._action("&Go to line…", self.go_to_line, "Ctrl+L")
+        self.act_validate = self._action("&Validate", self.validate, "F5", "validate the open config and the repository")
+        self.act_next_error = self._action("&Next problem", self.next_error, "F8")
+        self.act_diff = self._action("&Diff…", self.diff, "Ctrl+D", "compare the config with the file on disk or another model")
+        self.act_ensemble = self._action("&Ensemble graph", self.show_ensemble, "Ctrl+G", "draw the open ensemble's steps and tensors")
+        self.act_about = self._action("&About", self._about)
+        self.recent_menu = QMenu("Recent repositories", self)
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+
+        m = self.menuBar().addMenu("&File")
+        for a in (self.act_open,):
+            m.addAction(a)
+        m.addMenu(self.recent_menu)
+        m.addSeparator()
+        m.addAction(self.act_save)
+        m.addAction(self.act_close)
+        m.addSeparator()
+        m.addAction(self.act_quit)
+        e = self.menuBar().addMenu("&Edit")
+        for a in (self.act_undo, self.act_redo, self.act_find, self.act_goto):
+            e.addAction(a)
+        t = self.menuBar().addMenu("&Tools")
+        for a in (self.act_validate, self.act_next_error, self.act_diff, self.act_ensemble):
+            t.addAction(a)
+        v = self.menuBar().addMenu("&View")
+        for d in self.findChildren(QDockWidget):
+            v.addAction(d.toggleViewAction())
+        h = self.menuBar().addMenu("&Help")
+        h.addAction(self.act_about)
+        tb = QToolBar("Main")
+        tb.setObjectName("main_toolbar")
+        for a in (self.act_open, self.act_save, self.act_undo, self.act_redo, self.act_validate, self.act_diff):
+            tb.addAction(a)
+        self.addToolBar(tb)
+
+    # -- repository ---------------------------------------------------------------------------------------------
     def open_repository(self, path: str) -> None:
         self.repository = str(Path(path).resolve())
+        self.repo = Repository(self.repository)
         self.server.repository = self.repository
-        self.status.setText(f"Scanning {self.repository}…")
-        job = _ScanJob(self.repository)
-        job.signals.sig_done.connect(self._on_scanned)
-        job.signals.sig_failed.connect(self.status.setText)
-        self._jobs.append(job)  # keep the signals object alive until the job reports
-        QThreadPool.globalInstance().start(job)
+        self.setWindowTitle(f"Triton Config Studio — {Path(self.repository).name}")
         settings = QSettings()
         recent = [r for r in (settings.value("recent/repositories") or []) if r != self.repository]
         settings.setValue("recent/repositories", [self.repository, *recent][:10])
+        self._scan(full=True)
 
-    def _on_scanned(self, models: list[ModelEntry]) -> None:
+    def _scan(self, full: bool) -> None:
+        if self.repo is None:
+            return
+        self.status.setText(f"Scanning {self.repository}…")
+        job = ScanJob(self.repo, full=full)
+        job.signals.sig_done.connect(self._on_scanned)
+        job.signals.sig_failed.connect(self.status.setText)
+        self._jobs.append(job)
+        QThreadPool.globalInstance().start(job)
+
+    def _on_scanned(self, repo: Repository, report) -> None:
         self._jobs = [j for j in self._jobs if j.signals is not self.sender()]
-        self.tree.clear()
-        for m in models:
-            item = QTreeWidgetItem([m.name])
-            if m.config is not None:
-                item.setData(0, ROLE_PATH, str(m.config))
-            else:
-                item.setToolTip(0, "no config.pbtxt: Triton needs one unless the backend auto-completes it")
-            for v in m.versions:
-                vitem = QTreeWidgetItem([f"version {v}"])
-                for name in m.files.get(v, []):
-                    vitem.addChild(QTreeWidgetItem([name]))
-                item.addChild(vitem)
-            self.tree.addTopLevelItem(item)
-        self.tree.expandToDepth(0)
-        self.status.setText(f"{self.repository}: {len(models)} models")
-        self.setWindowTitle(f"Triton Config Studio — {Path(self.repository or '').name}")
-        self.sig_repository_loaded.emit(len(models))
+        if repo is not self.repo:
+            return  # an older repository's scan
+        self.repo_model.set_repository(repo, report)
+        self.tree.expandToDepth(-1)
+        watched = self._watcher.directories()
+        if watched:
+            self._watcher.removePaths(watched)
+        dirs = [self.repository] + [str(e.path) for e in repo.models.values()]
+        self._watcher.addPaths(dirs[:2000])
+        c = report.counts()
+        self.status.setText(f"{self.repository}: {len(repo.models)} models, {c['error']} error(s), {c['warning']} warning(s)")
+        self.sig_repository_loaded.emit(len(repo.models))
 
     def _choose_repository(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open a Triton model repository")
         if path:
             self.open_repository(path)
 
-    def _on_selection(self) -> None:
-        items = self.tree.selectedItems()
-        if not items:
-            return
-        path = items[0].data(0, ROLE_PATH)
-        if path:
-            self.open_config(path)
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for r in QSettings().value("recent/repositories") or []:
+            self.recent_menu.addAction(r, lambda r=r: self.open_repository(r))
 
-    def open_config(self, path: str) -> None:
-        try:
-            self.document = ConfigDocument.load(path)
-        except ParseError as e:
-            self.document = None
-            self.text.setPlainText(Path(path).read_text(encoding="utf-8", errors="replace"))
-            self.status.setText(e.format(path).splitlines()[0])
+    def _on_activated(self, index: QModelIndex) -> None:
+        if index.data(ROLE_KIND) == "model":
+            model = index.data(ROLE_MODEL)
+            entry = self.repo.models.get(model) if self.repo else None
+            if entry is not None and entry.config is not None:
+                self.open_config(str(entry.config))
+            else:
+                self.status.setText(f"{model} has no config.pbtxt: Triton derives it from the model files")
+
+    def select_model(self, name: str) -> QModelIndex:
+        for r in range(self.proxy.rowCount()):
+            idx = self.proxy.index(r, 0)
+            if idx.data(ROLE_MODEL) == name:
+                self.tree.setCurrentIndex(idx)
+                return idx
+        return QModelIndex()
+
+    def _context_menu(self, pos) -> None:
+        idx = self.tree.indexAt(pos)
+        menu = QMenu(self)
+        menu.addAction("New model from template…", self.new_model)
+        if idx.isValid():
+            model = idx.data(ROLE_MODEL)
+            menu.addAction("Open config", lambda: self._on_activated(self.select_model(model)))
+            menu.addAction("Duplicate…", lambda: self.duplicate_model(model))
+            menu.addAction("Rename…", lambda: self.rename_model(model))
+            menu.addAction("Delete…", lambda: self.delete_model(model))
+            menu.addAction("Validate", self.validate)
+            menu.addAction("Open folder", lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(self.repository) / model))))
+        menu.exec(self.tree.viewport().mapToGlobal(pos))
+
+    def new_model(self) -> None:
+        from studio.repository.templates import create_model, list_templates
+
+        if not self.repository:
             return
+        templates = list(list_templates())
+        t, ok = QInputDialog.getItem(self, "New model", "Template:", templates, 0, False)
+        if not ok:
+            return
+        name, ok = QInputDialog.getText(self, "New model", "Model name:")
+        if not ok or not name:
+            return
+        try:
+            created = create_model(name, t, self.repository)
+        except Exception as e:  # noqa: BLE001 - shown to the user
+            QMessageBox.warning(self, "New model", str(e))
+            return
+        self._scan(full=False)
+        self.open_config(str(created[0]))
+
+    def duplicate_model(self, model: str, new_name: str | None = None) -> None:
+        from studio.config import ConfigDocument
+
+        if new_name is None:
+            new_name, ok = QInputDialog.getText(self, "Duplicate", f"Copy {model} as:", text=f"{model}_copy")
+            if not ok or not new_name:
+                return
+        src, dst = Path(self.repository) / model, Path(self.repository) / new_name
+        if dst.exists():
+            QMessageBox.warning(self, "Duplicate", f"{dst} already exists")
+            return
+        shutil.copytree(src, dst, symlinks=True)
+        cfg = dst / "config.pbtxt"
+        if cfg.exists():
+            doc = ConfigDocument.load(cfg)
+            if doc.has("name"):
+                doc.set("name", new_name)
+                doc.save()
+        self._scan(full=False)
+
+    def rename_model(self, model: str, new_name: str | None = None) -> None:
+        """Rename the folder and the config's name: together."""
+        from studio.config import ConfigDocument
+
+        if new_name is None:
+            new_name, ok = QInputDialog.getText(self, "Rename", f"New name for {model}:", text=model)
+            if not ok or not new_name or new_name == model:
+                return
+        src, dst = Path(self.repository) / model, Path(self.repository) / new_name
+        if dst.exists():
+            QMessageBox.warning(self, "Rename", f"{dst} already exists")
+            return
+        for i in range(self.tabs.count() - 1, 0, -1):
+            ed = self.tabs.widget(i)
+            if isinstance(ed, ConfigEditor) and ed.controller.path and Path(ed.controller.path).parent == src:
+                if not self.close_tab(i):
+                    return
+        src.rename(dst)
+        cfg = dst / "config.pbtxt"
+        if cfg.exists():
+            doc = ConfigDocument.load(cfg)
+            if doc.has("name"):
+                doc.set("name", new_name)
+                doc.save()
+        self._scan(full=False)
+
+    def delete_model(self, model: str, confirm: bool = True) -> None:
+        path = Path(self.repository) / model
+        if confirm:
+            r = self.ask("Delete model", f"Move {path} to the trash?\n(It can be restored from there.)")
+            if r != QMessageBox.StandardButton.Yes:
+                return
+        trash = trash_dir()
+        target = trash / f"{model}-{int(__import__('time').time())}"
+        shutil.move(str(path), str(target))
+        self.status.setText(f"{model} moved to {target}")
+        self._scan(full=False)
+
+    # -- documents ----------------------------------------------------------------------------------------------
+    def editors(self) -> list[ConfigEditor]:
+        return [self.tabs.widget(i) for i in range(self.tabs.count()) if isinstance(self.tabs.widget(i), ConfigEditor)]
+
+    def current_editor(self) -> ConfigEditor | None:
+        w = self.tabs.currentWidget()
+        return w if isinstance(w, ConfigEditor) else None
+
+    def open_config(self, path: str, text: str | None = None) -> ConfigEditor | None:
+        path = str(Path(path).resolve())
+        for ed in self.editors():
+            if ed.controller.path == path:
+                self.tabs.setCurrentWidget(ed)
+                return ed
+        try:
+            controller = DocumentController(path)
         except OSError as e:
             self.status.setText(f"{path}: {e.strerror}")
+            return None
+        except UnicodeDecodeError:
+            self.status.setText(f"{path}: not UTF-8 text")
+            return None
+        editor = ConfigEditor(controller)
+        editor.sig_status.connect(self.status.setText)
+        self.undo_group.addStack(controller.undo_stack)
+        controller.sig_dirty_changed.connect(lambda _d, ed=editor: self._update_title(ed))
+        controller.sig_saved.connect(lambda p: self.status.setText(f"saved {p}"))
+        controller.sig_external_change.connect(lambda ed=editor: self._external_change(ed))
+        title = Path(path).parent.name
+        self.tabs.addTab(editor, title)
+        self.tabs.setCurrentWidget(editor)
+        if text is not None:
+            controller.set_text(text, source="recovery")
+            editor.text.set_text_preserving_cursor(controller.text)
+        self._update_title(editor)
+        return editor
+
+    def _update_title(self, editor: ConfigEditor) -> None:
+        i = self.tabs.indexOf(editor)
+        if i < 0:
             return
-        self.text.setPlainText(self.document.text)
-        self.status.setText(path)
+        name = Path(editor.controller.path).parent.name if editor.controller.path else "untitled"
+        dirty = editor.controller.dirty
+        self.tabs.setTabText(i, name + (" *" if dirty else ""))
+        if editor is self.current_editor():
+            self.setWindowTitle(f"{name}{' *' if dirty else ''} — Triton Config Studio")
+
+    def _on_tab_changed(self, _i: int) -> None:
+        ed = self.current_editor()
+        if ed is not None:
+            self.undo_group.setActiveStack(ed.controller.undo_stack)
+            self._update_title(ed)
+
+    def save_current(self) -> None:
+        ed = self.current_editor()
+        if ed is None:
+            return
+        ed.text.flush()
+        if ed.controller.parse_error is not None:
+            r = self.ask("Save", "The text does not parse: Triton will refuse it. Save anyway?")
+            if r != QMessageBox.StandardButton.Yes:
+                return
+        try:
+            ed.controller.save()
+        except OSError as e:
+            QMessageBox.warning(self, "Save", f"{ed.controller.path}: {e.strerror}")
+            return
+        self._update_title(ed)
+        self._rescan_timer.start()
+
+    def close_tab(self, index: int) -> bool:
+        ed = self.tabs.widget(index)
+        if not isinstance(ed, ConfigEditor):
+            return True
+        ed.text.flush()
+        if ed.controller.dirty:
+            r = self.ask("Unsaved edits", f"Save the edits to {ed.controller.path}?",
+                         QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel)
+            if r == QMessageBox.StandardButton.Cancel:
+                return False
+            if r == QMessageBox.StandardButton.Save:
+                ed.controller.save()
+        ed.controller.close()
+        self.undo_group.removeStack(ed.controller.undo_stack)
+        self.tabs.removeTab(index)
+        ed.deleteLater()
+        return True
+
+    def _external_change(self, ed: ConfigEditor) -> None:
+        choice = self.choose_external(ed)
+        if choice == "reload":
+            ed.controller.reload_from_disk()
+        elif choice == "diff":
+            self.show_diff(ed.controller.disk_text(), ed.controller.text, "on disk", "your edits")
+
+    def choose_external(self, ed: ConfigEditor) -> str:
+        """Ask what to do with a file that changed on disk under unsaved edits: reload, keep or diff."""
+        box = QMessageBox(self)
+        box.setWindowTitle("File changed on disk")
+        box.setText(f"{ed.controller.path} changed on disk, and you have unsaved edits.")
+        reload_b = box.addButton("Reload from disk", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton("Keep mine", QMessageBox.ButtonRole.RejectRole)
+        diff_b = box.addButton("Show diff", QMessageBox.ButtonRole.ActionRole)
+        box.exec()
+        if box.clickedButton() is reload_b:
+            return "reload"
+        if box.clickedButton() is diff_b:
+            return "diff"
+        return "keep"
+
+    def offer_recovery(self) -> None:
+        for info in recovery_files():
+            path = info.get("path")
+            r = self.ask("Recover unsaved edits", f"The studio closed with unsaved edits to {path}. Restore them?")
+            if r == QMessageBox.StandardButton.Yes and path and Path(path).exists():
+                self.open_config(path, text=info["text"])
+            discard_recovery(info)
+
+    # -- tools --------------------------------------------------------------------------------------------------
+    def find_field(self) -> None:
+        ed = self.current_editor()
+        if ed is not None:
+            ed.form.find_box.setFocus()
+            ed.form.find_box.selectAll()
+
+    def go_to_line(self) -> None:
+        ed = self.current_editor()
+        if ed is None:
+            return
+        n, ok = QInputDialog.getInt(self, "Go to line", "Line:", 1, 1, max(1, ed.text.blockCount()))
+        if ok:
+            ed.text.go_to(n)
+
+    def validate(self) -> None:
+        ed = self.current_editor()
+        if ed is not None:
+            ed.text.flush()
+            ed.controller.validate_now()
+        self._scan(full=False)
+
+    def next_error(self) -> None:
+        ed = self.current_editor()
+        if ed is not None:
+            ed.next_error()
+
+    def diff(self) -> None:
+        ed = self.current_editor()
+        if ed is None:
+            return
+        choices = ["the file on disk"] + [m for m in self.repo_model.model_names()]
+        choice, ok = QInputDialog.getItem(self, "Diff", "Compare with:", choices, 0, False)
+        if not ok:
+            return
+        if choice == "the file on disk":
+            self.show_diff(ed.controller.disk_text(), ed.controller.text, "on disk", "editor")
+        else:
+            other = Path(self.repository) / choice / "config.pbtxt"
+            self.show_diff(other.read_text(encoding="utf-8", errors="replace"), ed.controller.text, choice, "editor")
+
+    def show_diff(self, left: str, right: str, left_name: str, right_name: str):
+        from studio.ui.diff_view import DiffView
+
+        view = DiffView(left, right, left_name, right_name)
+        self.tabs.addTab(view, f"diff: {left_name} ↔ {right_name}")
+        self.tabs.setCurrentWidget(view)
+        return view
+
+    def show_ensemble(self):
+        from studio.ui.ensemble_view import EnsembleView
+
+        ed = self.current_editor()
+        if ed is None or ed.controller.document is None:
+            return None
+        msg = ed.controller.document.to_message()
+        if not msg.HasField("ensemble_scheduling"):
+            self.status.setText("the open config is not an ensemble")
+            return None
+        models = {}
+        if self.repo is not None:
+            for name, entry in self.repo.models.items():
+                if entry.document is not None:
+                    models[name] = entry.document.to_message()
+        view = EnsembleView(msg, models)
+        view.sig_open_model.connect(self._open_model_by_name)
+        self.tabs.addTab(view, f"graph: {Path(ed.controller.path).parent.name}")
+        self.tabs.setCurrentWidget(view)
+        return view
+
+    def _open_model_by_name(self, name: str) -> None:
+        if self.repo is not None and name in self.repo.models and self.repo.models[name].config:
+            self.open_config(str(self.repo.models[name].config))
 
     def _about(self) -> None:
         import google.protobuf
         import PySide6
-        import tritonclient
 
+        try:
+            from importlib.metadata import version
+
+            tc = version("tritonclient")
+        except Exception:  # noqa: BLE001
+            tc = "?"
         QMessageBox.about(
             self,
             "About Triton Config Studio",
             f"Triton Config Studio {__version__}\n\nQt {PySide6.QtCore.qVersion()}, PySide6 {PySide6.__version__}\n"
-            f"tritonclient {getattr(tritonclient, '__version__', '?')}, protobuf {google.protobuf.__version__}",
+            f"tritonclient {tc}, protobuf {google.protobuf.__version__}",
         )
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        QSettings().setValue("window/geometry", self.saveGeometry())
+        for i in range(self.tabs.count() - 1, 0, -1):
+            if not self.close_tab(i):
+                event.ignore()
+                return
+        settings = QSettings()
+        settings.setValue("window/geometry", self.saveGeometry())
+        settings.setValue("window/state", self.saveState())
         self.server.shutdown()
         super().closeEvent(event)
+
+
+def trash_dir() -> Path:
+    import os
+
+    d = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "Trash" / "triton-config-studio"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
 
 
 def make_app(argv: list[str] | None = None) -> QApplication:
@@ -194,28 +577,39 @@ def make_app(argv: list[str] | None = None) -> QApplication:
 
 def run_gui(repository: str | None, screenshot: str | None = None, serve: str | None = None) -> int:
     app = make_app()
-    win = MainWindow()
+    win = MainWindow(offer_recovery=screenshot is None)
+    if screenshot:
+        win.resize(1280, 800)
     win.show()
     if repository:
         win.open_repository(repository)
         if serve:
             win.server.start(win.repository, serve)
-    if screenshot:
-        pending = {"repo": bool(repository), "server": bool(repository and serve)}
+    pending = {"repo": bool(repository), "server": bool(repository and serve)}
 
-        def shoot() -> None:
-            if any(pending.values()):
-                return
-            if win.tree.topLevelItemCount():
-                win.tree.setCurrentItem(win.tree.topLevelItem(0))
-            QTimer.singleShot(300, lambda: (win.grab().save(screenshot), win.close(), app.quit()))
+    def open_first() -> None:
+        if win.repo is not None and win.repo.models:
+            first = sorted(win.repo.models)[0]
+            idx = win.select_model(first)
+            win._on_activated(idx)
 
-        def done(key: str) -> None:
-            pending[key] = False
+    def shoot() -> None:
+        if any(pending.values()):
+            return
+        QTimer.singleShot(400, lambda: (win.grab().save(screenshot), win.close(), app.quit()))
+
+    def done(key: str) -> None:
+        if not pending[key]:
+            return
+        pending[key] = False
+        if key == "repo":
+            open_first()
+        if screenshot:
             shoot()
 
-        win.sig_repository_loaded.connect(lambda _n: done("repo"))
-        win.server.sig_state_changed.connect(lambda st: done("server") if st in ("ready", "failed") else None)
+    win.sig_repository_loaded.connect(lambda _n: done("repo"))
+    win.server.sig_state_changed.connect(lambda st: done("server") if st in ("ready", "failed") else None)
+    if screenshot:
         QTimer.singleShot(0, shoot)
     code = app.exec()
     win.server.shutdown()

@@ -1,12 +1,15 @@
-"""The first window, driven for real (offscreen): open the demo repository, pick a model."""
+"""The studio window, driven for real (offscreen, pytest-qt): Qt warnings fail these tests."""
 
 from __future__ import annotations
 
+import difflib
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import CORPUS, REPO
 
 pytestmark = pytest.mark.gui
 DEMO = REPO / "model_repository_templates" / "demo"
@@ -17,48 +20,226 @@ ARTIFACTS = REPO / "test-artifacts"
 def window(qtbot, tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings
 
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path))
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
     from studio.ui.app import MainWindow, make_app
 
     make_app()
+    from PySide6.QtWidgets import QMessageBox
+
     win = MainWindow()
+    win.ask = lambda *a, **k: QMessageBox.StandardButton.Discard  # no modal question in a test
+    win.choose_external = lambda ed: "keep"
+    win.resize(1280, 800)
     qtbot.addWidget(win)
     win.show()
-    return win
+    yield win
+    for ed in win.editors():  # leave without the "unsaved edits" question
+        ed.text._debounce.stop()
+        ed.controller.undo_stack.setClean()
+        ed.controller._pending_text = None
 
 
-def test_open_demo_repository_and_show_a_config(window, qtbot):
-    with qtbot.waitSignal(window.sig_repository_loaded, timeout=10000) as blocker:
-        window.open_repository(str(DEMO))
-    assert blocker.args == [2]
-    names = [window.tree.topLevelItem(i).text(0) for i in range(window.tree.topLevelItemCount())]
-    assert names == ["add_sub", "batched_sleep"]
-    window.tree.setCurrentItem(window.tree.topLevelItem(0))
-    cfg = DEMO / "add_sub" / "config.pbtxt"
-    assert window.text.toPlainText() == cfg.read_text()
-    assert window.document is not None and window.document.get("max_batch_size") == 64
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    r = tmp_path / "repo"
+    shutil.copytree(DEMO, r)
+    return r
+
+
+def open_repo(window, qtbot, path) -> None:
+    with qtbot.waitSignal(window.sig_repository_loaded, timeout=15000):
+        window.open_repository(str(path))
+
+
+def shot(widget, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
-    assert window.grab().save(str(ARTIFACTS / "main_window.png"))
+    assert widget.grab().save(str(ARTIFACTS / name))
 
 
-def test_broken_config_shows_text_and_error(window, qtbot, tmp_path):
-    bad = tmp_path / "repo" / "broken"
-    (bad / "1").mkdir(parents=True)
-    (bad / "config.pbtxt").write_text('name: "broken"\nmax_batch_sise: 4\n')
-    with qtbot.waitSignal(window.sig_repository_loaded, timeout=10000):
-        window.open_repository(str(tmp_path / "repo"))
-    window.tree.setCurrentItem(window.tree.topLevelItem(0))
-    assert "max_batch_sise" in window.text.toPlainText()
-    assert ":2:1: error:" in window.status.text()
-    assert Path(window.repository).name == "repo"
+def changed_lines(before: str, after: str) -> list[str]:
+    return [ln for ln in difflib.ndiff(before.splitlines(), after.splitlines()) if ln[:2] in ("- ", "+ ")]
+
+
+def test_repository_browser_model_filter_and_badges(window, qtbot, repo, qtmodeltester):
+    (repo / "broken").mkdir()
+    (repo / "broken" / "1").mkdir()
+    (repo / "broken" / "config.pbtxt").write_text('backend: "python"\nmax_batch_size: 4\ndynamic_batching { preferred_batch_size: [ 8 ] }\n')
+    open_repo(window, qtbot, repo)
+    qtmodeltester.check(window.repo_model)
+    names = [window.proxy.index(r, 0).data() for r in range(window.proxy.rowCount())]
+    assert names[0] == "add_sub" and names[1].startswith("batched_sleep")
+    assert any(n.startswith("broken") and "✗" in n for n in names)  # error badge
+    window.filter_box.setText("sleep")
+    assert window.proxy.rowCount() == 1
+    window.filter_box.clear()
+    shot(window, "repository_browser.png")
+
+
+def test_type_in_the_form_and_save_changes_only_that_line(window, qtbot, repo):
+    open_repo(window, qtbot, repo)
+    cfg = repo / "add_sub" / "config.pbtxt"
+    before = cfg.read_text()
+    ed = window.open_config(str(cfg))
+    box = ed.form.widgets["max_batch_size"]
+    box.setFocus()
+    box.selectAll()
+    qtbot.keyClicks(box, "32")
+    qtbot.keyClick(box, "\r")
+    qtbot.waitUntil(lambda: "max_batch_size: 32" in ed.text.toPlainText(), timeout=3000)
+    assert "*" in window.tabs.tabText(window.tabs.indexOf(ed))
+    window.save_current()
+    after = cfg.read_text()
+    assert changed_lines(before, after) == ["- max_batch_size: 64", "+ max_batch_size: 32"]
+    assert "*" not in window.tabs.tabText(window.tabs.indexOf(ed))
+    shot(window, "config_editor.png")
+
+
+def test_text_edit_updates_the_form_and_undo_works_across_views(window, qtbot, repo):
+    open_repo(window, qtbot, repo)
+    ed = window.open_config(str(repo / "add_sub" / "config.pbtxt"))
+    original = ed.controller.text
+    # 1) the text view
+    ed.text.setPlainText(original.replace("max_batch_size: 64", "max_batch_size: 16"))
+    ed.text.flush()
+    qtbot.waitUntil(lambda: ed.form.widgets.get("max_batch_size") is not None and ed.form.widgets["max_batch_size"].text() == "16", timeout=3000)
+    # 2) the form
+    ed.form._set("dynamic_batching.max_queue_delay_microseconds", 700)
+    assert "max_queue_delay_microseconds: 700" in ed.text.toPlainText()
+    # undo the form edit, then the typing: the text view follows
+    window.act_undo.trigger()
+    assert "max_queue_delay_microseconds: 100" in ed.text.toPlainText()
+    window.act_undo.trigger()
+    assert ed.controller.text == original and ed.text.toPlainText() == original
+    qtbot.waitUntil(lambda: ed.form.widgets["max_batch_size"].text() == "64", timeout=3000)
+    window.act_redo.trigger()
+    assert "max_batch_size: 16" in ed.controller.text
+
+
+def test_unparsable_text_disables_the_form_and_marks_the_error(window, qtbot, repo):
+    open_repo(window, qtbot, repo)
+    ed = window.open_config(str(repo / "add_sub" / "config.pbtxt"))
+    ed.text.setPlainText(ed.controller.text.replace("max_batch_size: 64", "max_batch_sise: 64"))
+    ed.text.flush()
+    qtbot.waitUntil(lambda: ed.form.widget().findChild(type(window.status), "form_unavailable") is not None, timeout=3000)
+    qtbot.waitUntil(lambda: any(f.rule == "syntax" for f in ed.controller.findings), timeout=3000)
+    f = ed.controller.findings[0]
+    assert (f.line, f.column) == (4, 1) and "did you mean max_batch_size" in f.hint
+    assert ed.findings.tree.topLevelItemCount() == 1
+    shot(window, "parse_error.png")
+
+
+def test_validation_panel_jumps_and_applies_fixes(window, qtbot, repo):
+    cfg = repo / "add_sub" / "config.pbtxt"
+    cfg.write_text(cfg.read_text().replace("max_queue_delay_microseconds: 100", "max_queue_delay_microseconds: 100\n  preferred_batch_size: [ 128 ]"))
+    open_repo(window, qtbot, repo)
+    ed = window.open_config(str(cfg))
+    qtbot.waitUntil(lambda: ed.findings.tree.topLevelItemCount() > 0, timeout=5000)
+    item = ed.findings.tree.topLevelItem(0)
+    f = item.data(0, 0x0100 + 2)
+    assert f.rule == "dynamic-batching.preferred-le-max"
+    ed.findings.tree.setCurrentItem(item)
+    ed.jump_to(f)
+    assert ed.text.textCursor().blockNumber() + 1 == f.line
+    assert ed.findings.fix_button.isEnabled()
+    ed.findings.fix_button.click()
+    assert "max_batch_size: 128" in ed.controller.text
+    qtbot.waitUntil(lambda: not [x for x in ed.controller.findings if x.severity == "error"], timeout=5000)
+    shot(window, "validation_panel.png")
+
+
+def test_external_change_reloads_when_clean_and_asks_when_dirty(window, qtbot, repo):
+    open_repo(window, qtbot, repo)
+    cfg = repo / "add_sub" / "config.pbtxt"
+    ed = window.open_config(str(cfg))
+    cfg.write_text(cfg.read_text().replace("max_batch_size: 64", "max_batch_size: 48"))
+    qtbot.waitUntil(lambda: "max_batch_size: 48" in ed.controller.text, timeout=5000)
+    assert not ed.controller.dirty
+    ed.form._set("max_batch_size", 24)
+    asked = []
+    window.choose_external = lambda e: asked.append(e) or "diff"
+    cfg.write_text(cfg.read_text().replace("max_batch_size: 48", "max_batch_size: 12"))
+    qtbot.waitUntil(lambda: bool(asked), timeout=5000)
+    assert "max_batch_size: 24" in ed.controller.text  # the user's edit is not lost
+    diff = window.current_editor() is None and window.tabs.currentWidget()
+    assert diff is not None and [c.path for c in diff.changes] == ["max_batch_size"]
+
+
+def test_crash_recovery_file_and_restore(window, qtbot, repo):
+    from studio.ui.controller import recovery_files
+
+    open_repo(window, qtbot, repo)
+    cfg = repo / "add_sub" / "config.pbtxt"
+    ed = window.open_config(str(cfg))
+    ed.form._set("max_batch_size", 7)
+    qtbot.waitUntil(lambda: bool(recovery_files()), timeout=5000)  # written shortly after the change
+    info = recovery_files()[0]
+    assert info["path"] == str(cfg) and "max_batch_size: 7" in info["text"]
+    # a new studio (the old one "crashed": no clean close) restores it
+    ed.controller._watcher.blockSignals(True)
+    ed.controller._recovery_timer.stop()
+    window.tabs.removeTab(window.tabs.indexOf(ed))
+    ed2 = window.open_config(str(cfg), text=info["text"])
+    assert "max_batch_size: 7" in ed2.controller.text and ed2.controller.dirty
+    window.save_current()
+    assert "max_batch_size: 7" in cfg.read_text()
+    assert not [r for r in recovery_files() if r["path"] == str(cfg)]
+
+
+def test_diff_view_and_ensemble_view(window, qtbot, tmp_path):
+    from studio.repository.templates import create_model
+
+    r = tmp_path / "ens"
+    r.mkdir()
+    create_model("pipe", "ensemble", r)
+    cfg = r / "pipe" / "config.pbtxt"
+    cfg.write_text(cfg.read_text().replace('input_map { key: "SCORES" value: "scores" }', 'input_map { key: "SCORES" value: "scorez" }'))
+    open_repo(window, qtbot, r)
+    ed = window.open_config(str(cfg))
+    view = window.show_ensemble()
+    assert view is not None and view.red_wires  # the broken wire is drawn red
+    assert any("scorez" in w.tensor for w in view.graph.dangling + view.graph.wires if w.broken)
+    shot(window, "ensemble_view.png")
+    opened = []
+    view.sig_open_model.connect(opened.append)
+    view.sig_open_model.emit("pipe_model")
+    window.tabs.setCurrentWidget(ed)
+    ed.form._set("max_batch_size", 4)
+    dv = window.show_diff(ed.controller.disk_text(), ed.controller.text, "on disk", "editor")
+    assert [c.path for c in dv.changes] == ["max_batch_size"]
+    assert any(r.tag == "replace" and r.left_spans for r in dv.rows)
+    shot(window, "diff_view.png")
+
+
+def test_rename_duplicate_delete(window, qtbot, repo):
+    open_repo(window, qtbot, repo)
+    with qtbot.waitSignal(window.sig_repository_loaded, timeout=15000):
+        window.duplicate_model("add_sub", "add_sub_copy")
+    assert 'name: "add_sub_copy"' in (repo / "add_sub_copy" / "config.pbtxt").read_text()
+    with qtbot.waitSignal(window.sig_repository_loaded, timeout=15000):
+        window.rename_model("add_sub_copy", "renamed")
+    assert not (repo / "add_sub_copy").exists() and 'name: "renamed"' in (repo / "renamed" / "config.pbtxt").read_text()
+    with qtbot.waitSignal(window.sig_repository_loaded, timeout=15000):
+        window.delete_model("renamed", confirm=False)
+    assert not (repo / "renamed").exists()
+    assert any(p.name.startswith("renamed-") for p in (Path(os.environ["XDG_DATA_HOME"]) / "Trash" / "triton-config-studio").iterdir())
+
+
+CORPUS_FILES = sorted((CORPUS / "real-configs").rglob("*.pbtxt"))[::7]
+
+
+def test_corpus_files_open_without_errors_or_qt_warnings(window, qtbot):
+    for path in CORPUS_FILES:
+        ed = window.open_config(str(path))
+        assert ed is not None
+        assert ed.text.toPlainText() == path.read_text()
+        window.close_tab(window.tabs.indexOf(ed))
 
 
 def test_server_panel_starts_and_stops_the_embedded_triton(window, qtbot):
-    import os
-
-    with qtbot.waitSignal(window.sig_repository_loaded, timeout=10000):
-        window.open_repository(str(DEMO))
+    open_repo(window, qtbot, DEMO)
     states = []
     window.server.sig_state_changed.connect(states.append)
     with qtbot.waitSignal(window.server.sig_state_changed, timeout=60000, check_params_cb=lambda s: s == "ready"):
@@ -66,7 +247,7 @@ def test_server_panel_starts_and_stops_the_embedded_triton(window, qtbot):
     assert "ready" in window.server.status.text() and "grpc://127.0.0.1:" in window.server.status.text()
     pid = window.server.runtime.pid
     qtbot.waitUntil(lambda: "Started GRPCInferenceService" in window.server.log.toPlainText(), timeout=10000)
-    window.grab().save(str(ARTIFACTS / "main_window_server.png"))
+    shot(window, "main_window_server.png")
     with qtbot.waitSignal(window.server.sig_state_changed, timeout=30000, check_params_cb=lambda s: s == "stopped"):
         window.server.stop()
     assert states[:2] == ["starting", "ready"]

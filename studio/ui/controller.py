@@ -1,0 +1,335 @@
+"""One open config: the ConfigDocument, its undo stack, validation off the UI thread, saving, recovery.
+
+Every view edits through this controller; the controller tells every view. Undo wraps document edits (text
+snapshots), so undo works across the form and the text view alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QFileSystemWatcher, QObject, QRunnable, QThreadPool, QTimer, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from studio.config import ConfigDocument, EditError, ParseError, PathError, atomic_write
+from studio.validate import Options, validate_config
+
+
+def recovery_dir() -> Path:
+    d = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "triton-config-studio" / "recovery"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def recovery_files() -> list[dict]:
+    """Unsaved edits left by a studio that did not close cleanly."""
+    out = []
+    for meta in sorted(recovery_dir().glob("*.json")):
+        try:
+            info = json.loads(meta.read_text())
+            info["text"] = Path(info["text_file"]).read_text(encoding="utf-8")
+            info["meta_file"] = str(meta)
+            out.append(info)
+        except (OSError, ValueError, KeyError):
+            meta.unlink(missing_ok=True)
+    return out
+
+
+def discard_recovery(info: dict) -> None:
+    Path(info["meta_file"]).unlink(missing_ok=True)
+    Path(info["text_file"]).unlink(missing_ok=True)
+
+
+class _TextChange(QUndoCommand):
+    """A document edit as before/after text: cheap to reason about, exact to undo."""
+
+    MERGE_ID = 1
+
+    def __init__(self, controller: DocumentController, description: str, before: str, after: str, merge: bool) -> None:
+        super().__init__(description)
+        self.controller = controller
+        self.before = before
+        self.after = after
+        self.merge = merge
+        self.first = True
+
+    def id(self) -> int:  # noqa: A003 - Qt's name
+        return self.MERGE_ID if self.merge else -1
+
+    def mergeWith(self, other) -> bool:  # noqa: N802 - Qt's name
+        if not (self.merge and isinstance(other, _TextChange) and other.merge):
+            return False
+        self.after = other.after
+        return True
+
+    def redo(self) -> None:
+        if self.first:  # the edit is already applied
+            self.first = False
+            return
+        self.controller._restore(self.after)
+
+    def undo(self) -> None:
+        self.controller._restore(self.before)
+
+
+class _ValidateJob(QRunnable):
+    def __init__(self, controller: DocumentController, text: str, revision: int, name: str, file: str | None) -> None:
+        super().__init__()
+        self.text = text
+        self.revision = revision
+        self.name = name
+        self.file = file
+        self.signals = controller._signals
+
+    def run(self) -> None:
+        try:
+            doc = ConfigDocument.parse(self.text, filename=self.file)
+            findings = validate_config(doc, model_name=self.name, options=Options(config_only=True), file=self.file)
+        except ParseError:
+            findings = []
+        self.signals.sig_validated.emit(self.revision, findings)
+
+
+class _Signals(QObject):
+    sig_validated = Signal(int, list)
+
+
+class DocumentController(QObject):
+    sig_changed = Signal(str)
+    """The document changed; the argument names the view that made the change ("form", "text", "undo", "disk")."""
+    sig_dirty_changed = Signal(bool)
+    """Unsaved edits appeared or went away."""
+    sig_findings = Signal(list)
+    """Validation findings for the current text."""
+    sig_parse_error = Signal(object)
+    """The text view holds text that does not parse (a ParseError), or None once it parses again."""
+    sig_external_change = Signal()
+    """The file changed on disk while there are unsaved edits: the window asks what to do."""
+    sig_saved = Signal(str)
+    """The file was written."""
+
+    def __init__(self, path: str | None = None, text: str | None = None, model_name: str | None = None, parent=None) -> None:
+        super().__init__(parent)
+        self.path = path
+        self.undo_stack = QUndoStack(self)
+        self.parse_error: ParseError | None = None
+        self.findings: list = []
+        self._signals = _Signals()
+        self._signals.sig_validated.connect(self._on_validated)
+        self._validate_timer = QTimer(self, singleShot=True, interval=250)
+        self._validate_timer.timeout.connect(self._start_validation)
+        self._recovery_timer = QTimer(self, singleShot=True, interval=1500)
+        self._recovery_timer.timeout.connect(self.write_recovery)
+        self._revision = 0
+        self._jobs: list[_ValidateJob] = []
+        self._pending_text: str | None = None
+        self._disk_text: str | None = None
+        if text is None:
+            if path is None:
+                raise ValueError("a path or a text")
+            with open(path, "rb") as f:
+                text = f.read().decode("utf-8")
+        self._disk_text = text if path else None
+        try:
+            self.document = ConfigDocument.parse(text, filename=path)
+        except ParseError as e:
+            self.document = None
+            self.parse_error = e
+            self._pending_text = text
+        self.model_name = model_name or (Path(path).parent.name if path else "model")
+        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
+        self._watcher = QFileSystemWatcher(self)
+        if path:
+            self._watcher.addPath(path)
+            self._watcher.fileChanged.connect(self._on_file_changed)
+        self._validate_timer.start()
+
+    def _on_clean_changed(self, clean: bool) -> None:
+        self.sig_dirty_changed.emit(not clean)
+
+    # -- reading ------------------------------------------------------------------------------------------------
+    @property
+    def text(self) -> str:
+        if self._pending_text is not None:
+            return self._pending_text
+        return self.document.text if self.document is not None else ""
+
+    @property
+    def dirty(self) -> bool:
+        return not self.undo_stack.isClean() or self._pending_text not in (None, self._disk_text)
+
+    # -- edits --------------------------------------------------------------------------------------------------
+    def edit(self, description: str, fn, source: str = "form") -> None:
+        """Run fn(document) as one undoable edit. EditError/PathError propagate (nothing changes)."""
+        if self.document is None:
+            raise EditError("the file does not parse: fix it in the text view first")
+        before = self.document.text
+        try:
+            fn(self.document)
+        except (EditError, PathError, ValueError):
+            if self.document.text != before:
+                self.document.set_text(before)
+            raise
+        after = self.document.text
+        if after == before:
+            return
+        self.undo_stack.push(_TextChange(self, description, before, after, merge=False))
+        self._after_change(source)
+
+    def set_field(self, path: str, value, source: str = "form") -> None:
+        self.edit(f"set {path}", lambda d: d.set(path, value), source)
+
+    def clear_field(self, path: str, source: str = "form") -> None:
+        self.edit(f"clear {path}", lambda d: d.clear(path), source)
+
+    def set_text(self, text: str, source: str = "text") -> None:
+        """Typing in the text view: parse; if it parses, one (merged) undoable edit."""
+        if text == self.text:
+            return
+        try:
+            new = ConfigDocument.parse(text, filename=self.path)
+        except ParseError as e:
+            self.parse_error = e
+            self._pending_text = text
+            self.sig_parse_error.emit(e)
+            self._schedule()
+            return
+        before = self.document.text if self.document is not None else (self._disk_text or "")
+        self._pending_text = None
+        had_error = self.parse_error is not None
+        self.parse_error = None
+        if self.document is None:
+            self.document = new
+        else:
+            self.document.set_text(text)
+        if had_error:
+            self.sig_parse_error.emit(None)
+        self.undo_stack.push(_TextChange(self, "typing", before, text, merge=True))
+        self._after_change(source)
+
+    def _restore(self, text: str) -> None:
+        """Undo/redo: put the document back to a text."""
+        self._pending_text = None
+        if self.parse_error is not None:
+            self.parse_error = None
+            self.sig_parse_error.emit(None)
+        if self.document is None:
+            self.document = ConfigDocument.parse(text, filename=self.path)
+        else:
+            self.document.set_text(text)
+        self._after_change("undo")
+
+    def _after_change(self, source: str) -> None:
+        self._revision += 1
+        self.sig_changed.emit(source)
+        self._schedule()
+        self._recovery_timer.start()
+
+    def _schedule(self) -> None:
+        self._revision += 1
+        self._validate_timer.start()
+
+    # -- validation ---------------------------------------------------------------------------------------------
+    def _start_validation(self) -> None:
+        if self.parse_error is not None:
+            e = self.parse_error
+            from studio.validate import Finding
+
+            self.findings = [Finding("error", "syntax", e.message, None, e.hint, file=self.path, line=e.line, column=e.column)]
+            self.sig_findings.emit(self.findings)
+            return
+        job = _ValidateJob(self, self.text, self._revision, self.model_name, self.path)
+        self._jobs.append(job)
+        QThreadPool.globalInstance().start(job)
+
+    def _on_validated(self, revision: int, findings: list) -> None:
+        self._jobs = [j for j in self._jobs if j.revision > revision]
+        if revision != self._revision:
+            return  # stale: the text changed since
+        self.findings = findings
+        self.sig_findings.emit(findings)
+
+    def validate_now(self) -> list:
+        """Synchronous validation (for tests and the Validate action)."""
+        if self.parse_error is not None or self.document is None:
+            self._start_validation()
+            return self.findings
+        self.findings = validate_config(self.document, model_name=self.model_name, options=Options(config_only=True), file=self.path)
+        self.sig_findings.emit(self.findings)
+        return self.findings
+
+    # -- disk ---------------------------------------------------------------------------------------------------
+    def save(self, path: str | None = None) -> None:
+        target = path or self.path
+        if target is None:
+            raise ValueError("no file name")
+        self._watcher.removePaths(self._watcher.files())
+        atomic_write(target, self.text)
+        self.path = target
+        self._disk_text = self.text
+        self.undo_stack.setClean()
+        self._watcher.addPath(target)
+        self.discard_own_recovery()
+        self.sig_saved.emit(target)
+        self.sig_dirty_changed.emit(False)
+
+    def reload_from_disk(self) -> None:
+        assert self.path is not None
+        with open(self.path, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+        self._disk_text = text
+        if text != self.text:
+            self.set_text(text, source="disk")
+        self.undo_stack.setClean()
+
+    def _on_file_changed(self, path: str) -> None:
+        if not os.path.exists(path):
+            return
+        if path not in self._watcher.files():  # editors that replace the file drop the watch
+            self._watcher.addPath(path)
+        try:
+            with open(path, "rb") as f:
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return
+        if text == self._disk_text:
+            return
+        if self.dirty:
+            self._disk_text_pending = text
+            self.sig_external_change.emit()
+        else:
+            self.reload_from_disk()
+
+    def disk_text(self) -> str:
+        assert self.path is not None
+        with open(self.path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    # -- recovery -----------------------------------------------------------------------------------------------
+    def _recovery_paths(self) -> tuple[Path, Path]:
+        key = hashlib.sha1((self.path or f"untitled-{id(self)}").encode()).hexdigest()[:16]
+        d = recovery_dir()
+        return d / f"{key}.json", d / f"{key}.pbtxt"
+
+    def write_recovery(self) -> None:
+        if not self.dirty:
+            self.discard_own_recovery()
+            return
+        meta, body = self._recovery_paths()
+        body.write_text(self.text, encoding="utf-8")
+        meta.write_text(json.dumps({"path": self.path, "text_file": str(body), "written": time.time()}))
+
+    def discard_own_recovery(self) -> None:
+        meta, body = self._recovery_paths()
+        meta.unlink(missing_ok=True)
+        body.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        """A clean close: no recovery file is left behind."""
+        self._validate_timer.stop()
+        self._recovery_timer.stop()
+        self.discard_own_recovery()

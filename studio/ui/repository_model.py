@@ -1,0 +1,230 @@
+"""The repository browser's item model: models -> versions -> files, with framework and validation badges.
+
+Scanning and validation run in a QThreadPool job; the model only swaps in finished results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QObject,
+    QRunnable,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
+
+from studio.frameworks import framework_of
+from studio.repository import ModelEntry, Repository
+from studio.validate import Options, validate_repository
+
+ROLE_PATH = Qt.ItemDataRole.UserRole + 1
+ROLE_KIND = Qt.ItemDataRole.UserRole + 3
+ROLE_MODEL = Qt.ItemDataRole.UserRole + 4
+
+_FRAMEWORK_COLORS = {
+    "tensorrt": "#76b900", "onnxruntime": "#5b5b5b", "pytorch": "#ee4c2c", "tensorflow_savedmodel": "#ff8f00",
+    "tensorflow_graphdef": "#ff8f00", "python": "#3776ab", "openvino": "#0071c5", "ensemble": "#8e44ad",
+    "dali": "#00a3e0", "fil": "#16a085",
+}
+_FRAMEWORK_LETTERS = {
+    "tensorrt": "T", "onnxruntime": "O", "pytorch": "P", "tensorflow_savedmodel": "TF", "tensorflow_graphdef": "TF",
+    "python": "Py", "openvino": "OV", "ensemble": "E", "dali": "D", "fil": "F",
+}
+
+
+def framework_icon(key: str | None) -> QIcon:
+    pm = QPixmap(18, 18)
+    pm.fill(Qt.GlobalColor.transparent)
+    p = QPainter(pm)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    p.setBrush(QColor(_FRAMEWORK_COLORS.get(key or "", "#999999")))
+    p.setPen(Qt.PenStyle.NoPen)
+    p.drawRoundedRect(0, 0, 18, 18, 4, 4)
+    p.setPen(QColor("white"))
+    f = QFont()
+    f.setPixelSize(9)
+    f.setBold(True)
+    p.setFont(f)
+    p.drawText(pm.rect(), Qt.AlignmentFlag.AlignCenter, _FRAMEWORK_LETTERS.get(key or "", "?"))
+    p.end()
+    return QIcon(pm)
+
+
+@dataclass
+class Node:
+    kind: str  # model | version | file
+    name: str
+    path: Path | None
+    parent: Node | None
+    children: list[Node] = field(default_factory=list)
+    framework: str | None = None
+    errors: int = 0
+    warnings: int = 0
+    tooltip: str = ""
+    row: int = 0
+
+
+class ScanSignals(QObject):
+    sig_done = Signal(object, object)
+    """(Repository, Report) after a scan and validation."""
+    sig_failed = Signal(str)
+
+
+class ScanJob(QRunnable):
+    def __init__(self, repository: Repository, full: bool = True) -> None:
+        super().__init__()
+        self.repository = repository
+        self.full = full
+        self.signals = ScanSignals()
+
+    def run(self) -> None:
+        try:
+            if self.full or not self.repository.models:
+                self.repository.scan()
+            else:
+                self.repository.refresh()
+            report = validate_repository(self.repository, Options())
+        except OSError as e:
+            self.signals.sig_failed.emit(f"{self.repository.path}: {e.strerror or e}")
+            return
+        except Exception as e:  # noqa: BLE001 - shown, never a traceback
+            self.signals.sig_failed.emit(f"{self.repository.path}: {e}")
+            return
+        self.signals.sig_done.emit(self.repository, report)
+
+
+class RepositoryModel(QAbstractItemModel):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.roots: list[Node] = []
+        self._icons: dict[str | None, QIcon] = {}
+
+    def set_repository(self, repository: Repository, report) -> None:
+        self.beginResetModel()
+        self.roots = []
+        counts: dict[str, list[int]] = {}
+        for f in report.findings:
+            if f.model:
+                c = counts.setdefault(f.model, [0, 0])
+                if f.severity == "error":
+                    c[0] += 1
+                elif f.severity == "warning":
+                    c[1] += 1
+        for i, (name, entry) in enumerate(sorted(repository.models.items())):
+            node = Node("model", name, entry.config or entry.path, None, row=i)
+            node.framework = _framework_key(entry)
+            node.errors, node.warnings = counts.get(name, [0, 0])
+            msgs = [f"{f.severity}: {f.message}" for f in report.findings if f.model == name and f.severity != "info"][:8]
+            node.tooltip = "\n".join(msgs) or "no problems found"
+            for j, v in enumerate(entry.versions):
+                vn = Node("version", v, entry.path / v, node, row=j)
+                for k, fname in enumerate(entry.version_dirs[v].files):
+                    vn.children.append(Node("file", fname, entry.path / v / fname, vn, row=k))
+                node.children.append(vn)
+            self.roots.append(node)
+        self.endResetModel()
+
+    # -- Qt model API ---------------------------------------------------------------------------------------------
+    def index(self, row: int, column: int, parent: QModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if column != 0 or row < 0:
+            return QModelIndex()
+        siblings = self.roots if not parent.isValid() else parent.internalPointer().children
+        if row >= len(siblings):
+            return QModelIndex()
+        return self.createIndex(row, 0, siblings[row])
+
+    def parent(self, index: QModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if not index.isValid():
+            return QModelIndex()
+        node: Node = index.internalPointer()
+        if node.parent is None:
+            return QModelIndex()
+        return self.createIndex(node.parent.row, 0, node.parent)
+
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        if parent.column() > 0:
+            return 0
+        if not parent.isValid():
+            return len(self.roots)
+        return len(parent.internalPointer().children)
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return 1
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        node: Node = index.internalPointer()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if node.kind == "model":
+                badge = ""
+                if node.errors:
+                    badge += f"  ✗{node.errors}"
+                if node.warnings:
+                    badge += f"  ⚠{node.warnings}"
+                return node.name + badge
+            if node.kind == "version":
+                return f"version {node.name}"
+            return node.name
+        if role == Qt.ItemDataRole.DecorationRole and node.kind == "model":
+            if node.framework not in self._icons:
+                self._icons[node.framework] = framework_icon(node.framework)
+            return self._icons[node.framework]
+        if role == Qt.ItemDataRole.ToolTipRole and node.kind == "model":
+            return node.tooltip
+        if role == Qt.ItemDataRole.ForegroundRole and node.kind == "model" and node.errors:
+            return QColor("#d0312d")
+        if role == ROLE_PATH:
+            return str(node.path) if node.path else None
+        if role == ROLE_KIND:
+            return node.kind
+        if role == ROLE_MODEL:
+            n = node
+            while n.parent is not None:
+                n = n.parent
+            return n.name
+        return None
+
+    def flags(self, index: QModelIndex):
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def model_names(self) -> list[str]:
+        return [n.name for n in self.roots]
+
+
+def _framework_key(entry: ModelEntry) -> str | None:
+    if entry.document is None:
+        return None
+    from studio.validate.normalize import VersionFolder, auto_complete_backend_fields
+
+    msg = entry.document.to_message()
+    vd = entry.first_version_dir()
+    try:
+        auto_complete_backend_fields(entry.name, msg, VersionFolder(set(vd.files), lambda n: n in vd.dirs) if vd else None)
+    except ValueError:
+        return None
+    fw = framework_of(msg)
+    return fw.key if fw else None
+
+
+class RepositoryFilter(QSortFilterProxyModel):
+    """Filter by model name (case-insensitive), keeping a model's versions and files."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.setRecursiveFilteringEnabled(False)
+
+    def filterAcceptsRow(self, row: int, parent: QModelIndex) -> bool:  # noqa: N802
+        if parent.isValid():
+            return True
+        idx = self.sourceModel().index(row, 0, parent)
+        name = idx.internalPointer().name
+        return self.filterRegularExpression().match(name).hasMatch()

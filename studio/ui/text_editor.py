@@ -1,0 +1,271 @@
+"""The text view of a config: pbtxt highlighting, line numbers, current line and bracket matching, inline error
+underlines with tooltips, go to line. Typing goes to the controller (debounced) as undoable edits."""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QPainter,
+    QPalette,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+)
+from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
+
+_RULES = [
+    (re.compile(r"\b[a-z_][a-z0-9_]*(?=\s*[:{<\[])"), "field"),
+    (re.compile(r"\b[A-Z][A-Z0-9_]+\b"), "enum"),
+    (re.compile(r"(?<![\w.])-?(?:0x[0-9a-fA-F]+|\d+\.?\d*(?:[eE][-+]?\d+)?f?|inf|nan)\b"), "number"),
+    (re.compile(r"\b(?:true|false|True|False)\b"), "bool"),
+    (re.compile(r"[{}\[\]<>]"), "bracket"),
+    (re.compile(r"\"(?:[^\"\\\n]|\\.)*\"?|'(?:[^'\\\n]|\\.)*'?"), "string"),
+    (re.compile(r"#.*$"), "comment"),
+]
+
+
+class PbtxtHighlighter(QSyntaxHighlighter):
+    def __init__(self, document, dark: bool = False) -> None:
+        super().__init__(document)
+        colors = {
+            "field": "#5fa8ff" if dark else "#1f4fa3",
+            "enum": "#d7a3ff" if dark else "#7a2aa8",
+            "number": "#9ad58f" if dark else "#1a7f37",
+            "bool": "#f0a35e" if dark else "#b35c00",
+            "bracket": "#cccccc" if dark else "#555555",
+            "string": "#e6c07b" if dark else "#a31515",
+            "comment": "#7f8c8d" if dark else "#6a737d",
+        }
+        self.formats = {}
+        for name, color in colors.items():
+            f = QTextCharFormat()
+            f.setForeground(QColor(color))
+            if name == "field":
+                f.setFontWeight(QFont.Weight.DemiBold)
+            if name == "comment":
+                f.setFontItalic(True)
+            self.formats[name] = f
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt's name
+        # strings and comments win over everything inside them: paint them last
+        for rx, name in _RULES:
+            for m in rx.finditer(text):
+                self.setFormat(m.start(), m.end() - m.start(), self.formats[name])
+
+
+class _LineNumbers(QWidget):
+    def __init__(self, editor: ConfigTextEdit) -> None:
+        super().__init__(editor)
+        self.editor = editor
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return QSize(self.editor.line_number_width(), 0)
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        self.editor.paint_line_numbers(event)
+
+
+class ConfigTextEdit(QPlainTextEdit):
+    sig_text_edited = Signal(str)
+    """The user changed the text (debounced)."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setUndoRedoEnabled(False)  # undo belongs to the document's QUndoStack
+        dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128
+        self.highlighter = PbtxtHighlighter(self.document(), dark)
+        self._numbers = _LineNumbers(self)
+        self._findings: list = []
+        self._updating = False
+        self._debounce = QTimer(self, singleShot=True, interval=300)
+        self._debounce.timeout.connect(lambda: self.sig_text_edited.emit(self.toPlainText()))
+        self.blockCountChanged.connect(lambda _n: self._update_margin())
+        self.updateRequest.connect(self._update_numbers)
+        self.cursorPositionChanged.connect(self._refresh_selections)
+        self.textChanged.connect(self._on_text_changed)
+        self._update_margin()
+        self.setMouseTracking(True)
+
+    # -- text in and out ----------------------------------------------------------------------------------------
+    def set_text_preserving_cursor(self, text: str) -> None:
+        if text == self.toPlainText():
+            return
+        cur = self.textCursor()
+        block, col = cur.blockNumber(), cur.positionInBlock()
+        vscroll = self.verticalScrollBar().value()
+        self._updating = True
+        try:
+            self.setPlainText(text)
+        finally:
+            self._updating = False
+        b = self.document().findBlockByNumber(min(block, self.document().blockCount() - 1))
+        c = QTextCursor(b)
+        c.movePosition(QTextCursor.MoveOperation.Right, n=min(col, max(0, b.length() - 1)))
+        self.setTextCursor(c)
+        self.verticalScrollBar().setValue(vscroll)
+
+    def _on_text_changed(self) -> None:
+        if not self._updating:
+            self._debounce.start()
+
+    def flush(self) -> None:
+        """Send pending typing now (before save, undo, or a test's assertion)."""
+        if self._debounce.isActive():
+            self._debounce.stop()
+            self.sig_text_edited.emit(self.toPlainText())
+
+    # -- navigation ---------------------------------------------------------------------------------------------
+    def go_to(self, line: int, column: int = 1) -> None:
+        b = self.document().findBlockByNumber(max(0, line - 1))
+        c = QTextCursor(b)
+        c.movePosition(QTextCursor.MoveOperation.Right, n=max(0, min(column - 1, b.length() - 1)))
+        self.setTextCursor(c)
+        self.centerCursor()
+        self.setFocus()
+
+    # -- findings -----------------------------------------------------------------------------------------------
+    def set_findings(self, findings: list) -> None:
+        self._findings = [f for f in findings if f.line is not None]
+        self._refresh_selections()
+
+    def _finding_range(self, f) -> tuple[int, int]:
+        b = self.document().findBlockByNumber(f.line - 1)
+        text = b.text()
+        start = max(0, (f.column or 1) - 1)
+        m = re.match(r"[\w\"'.\-]+", text[start:])
+        length = m.end() if m else max(1, len(text) - start)
+        return b.position() + start, length
+
+    def _refresh_selections(self) -> None:
+        sels = []
+        line = QTextEdit.ExtraSelection()
+        line.format.setBackground(self.palette().color(QPalette.ColorRole.AlternateBase))
+        line.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        line.cursor = self.textCursor()
+        line.cursor.clearSelection()
+        sels.append(line)
+        sels.extend(self._bracket_selections())
+        colors = {"error": QColor("#e0403a"), "warning": QColor("#d79a00"), "info": QColor("#3a7be0")}
+        for f in self._findings:
+            if f.line - 1 >= self.document().blockCount():
+                continue
+            pos, length = self._finding_range(f)
+            s = QTextEdit.ExtraSelection()
+            s.format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+            s.format.setUnderlineColor(colors.get(f.severity, QColor("red")))
+            s.format.setToolTip(f"{f.severity}: {f.message}")
+            c = QTextCursor(self.document())
+            c.setPosition(pos)
+            c.setPosition(pos + length, QTextCursor.MoveMode.KeepAnchor)
+            s.cursor = c
+            sels.append(s)
+        self.setExtraSelections(sels)
+
+    def _bracket_selections(self) -> list:
+        text = self.toPlainText()
+        pos = self.textCursor().position()
+        pairs = {"{": "}", "[": "]", "<": ">"}
+        closers = {v: k for k, v in pairs.items()}
+        for p in (pos, pos - 1):
+            if 0 <= p < len(text) and (text[p] in pairs or text[p] in closers):
+                match = _match_bracket(text, p)
+                if match is None:
+                    return []
+                out = []
+                for q in (p, match):
+                    s = QTextEdit.ExtraSelection()
+                    s.format.setBackground(QColor(120, 180, 255, 90))
+                    c = QTextCursor(self.document())
+                    c.setPosition(q)
+                    c.setPosition(q + 1, QTextCursor.MoveMode.KeepAnchor)
+                    s.cursor = c
+                    out.append(s)
+                return out
+        return []
+
+    def event(self, e) -> bool:
+        if e.type() == e.Type.ToolTip:
+            c = self.cursorForPosition(e.pos())
+            line, col = c.blockNumber() + 1, c.positionInBlock() + 1
+            msgs = []
+            for f in self._findings:
+                if f.line == line:
+                    start = f.column or 1
+                    if start <= col <= start + 40:
+                        msgs.append(f"{f.severity}: {f.message}" + (f"\nhint: {f.hint}" if f.hint else ""))
+            if msgs:
+                QToolTip.showText(e.globalPos(), "\n".join(msgs), self)
+            else:
+                QToolTip.hideText()
+            return True
+        return super().event(e)
+
+    # -- line numbers -------------------------------------------------------------------------------------------
+    def line_number_width(self) -> int:
+        digits = max(3, len(str(self.blockCount())))
+        return 10 + self.fontMetrics().horizontalAdvance("9") * digits
+
+    def _update_margin(self) -> None:
+        self.setViewportMargins(self.line_number_width(), 0, 0, 0)
+
+    def _update_numbers(self, rect, dy) -> None:
+        if dy:
+            self._numbers.scroll(0, dy)
+        else:
+            self._numbers.update(0, rect.y(), self._numbers.width(), rect.height())
+
+    def resizeEvent(self, e) -> None:  # noqa: N802
+        super().resizeEvent(e)
+        cr = self.contentsRect()
+        self._numbers.setGeometry(QRect(cr.left(), cr.top(), self.line_number_width(), cr.height()))
+
+    def paint_line_numbers(self, event) -> None:
+        painter = QPainter(self._numbers)
+        painter.fillRect(event.rect(), self.palette().color(QPalette.ColorRole.Window))
+        error_lines = {f.line for f in self._findings if f.severity == "error"}
+        block = self.firstVisibleBlock()
+        number = block.blockNumber()
+        top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
+        bottom = top + round(self.blockBoundingRect(block).height())
+        h = self.fontMetrics().height()
+        while block.isValid() and top <= event.rect().bottom():
+            if block.isVisible() and bottom >= event.rect().top():
+                color = QColor("#e0403a") if (number + 1) in error_lines else self.palette().color(QPalette.ColorRole.PlaceholderText)
+                painter.setPen(color)
+                painter.drawText(0, top, self._numbers.width() - 5, h, Qt.AlignmentFlag.AlignRight, str(number + 1))
+            block = block.next()
+            top = bottom
+            bottom = top + round(self.blockBoundingRect(block).height())
+            number += 1
+        painter.end()
+
+
+def _match_bracket(text: str, p: int) -> int | None:
+    """The position of the bracket that matches the one at p (a plain scan: brackets inside strings count)."""
+    pairs = {"{": "}", "[": "]", "<": ">"}
+    closers = {v: k for k, v in pairs.items()}
+    ch = text[p]
+    if ch in pairs:
+        want, step, other = pairs[ch], 1, ch
+    else:
+        want, step, other = closers[ch], -1, ch
+    depth = 0
+    i = p
+    while 0 <= i < len(text):
+        c = text[i]
+        if c == other:
+            depth += 1
+        elif c == want:
+            depth -= 1
+            if depth == 0:
+                return i
+        i += step
+    return None
