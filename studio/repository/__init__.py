@@ -59,12 +59,15 @@ class ModelEntry:
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many small, long-lived objects (syntax trees):
-    its generational passes otherwise cost more than the parsing itself. Restored afterwards."""
+    its generational passes otherwise cost more than the parsing itself. Afterwards the new objects are
+    moved to the permanent generation (gc.freeze), so that no single full collection later walks them all at
+    once (a stall of 100 ms and more in whichever thread triggers it, the UI thread included)."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if was:
             gc.enable()
 

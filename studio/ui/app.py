@@ -60,6 +60,7 @@ class MainWindow(QMainWindow):
         self.tree = QTreeView()
         self.tree.setModel(self.proxy)
         self.tree.setHeaderHidden(True)
+        self.tree.setUniformRowHeights(True)  # 1,000 models lay out without measuring each row
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._context_menu)
         self.tree.doubleClicked.connect(self._on_activated)
@@ -205,16 +206,23 @@ class MainWindow(QMainWindow):
         self._jobs = [j for j in self._jobs if j.signals is not self.sender()]
         if repo is not self.repo:
             return  # an older repository's scan
-        self.repo_model.set_repository(repo, report)
-        self.tree.expandToDepth(-1)
+        self.repo_model.set_roots(report.nodes)
         watched = self._watcher.directories()
         if watched:
             self._watcher.removePaths(watched)
-        dirs = [self.repository] + [str(e.path) for e in repo.models.values()]
-        self._watcher.addPaths(dirs[:2000])
+        self._watch_queue = [self.repository] + [str(e.path) for e in repo.models.values()][:2000]
+        self._watch_more()
         c = report.counts()
         self.status.setText(f"{self.repository}: {len(repo.models)} models, {c['error']} error(s), {c['warning']} warning(s)")
         self.sig_repository_loaded.emit(len(repo.models))
+
+    def _watch_more(self) -> None:
+        """Watch the model folders a few hundred at a time, so the UI thread never stalls on it."""
+        chunk, self._watch_queue = self._watch_queue[:200], self._watch_queue[200:]
+        if chunk:
+            self._watcher.addPaths(chunk)
+        if self._watch_queue:
+            QTimer.singleShot(0, self._watch_more)
 
     def _choose_repository(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open a Triton model repository")

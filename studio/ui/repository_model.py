@@ -71,7 +71,7 @@ class Node:
 
 class ScanSignals(QObject):
     sig_done = Signal(object, object)
-    """(Repository, Report) after a scan and validation."""
+    """(Repository, Report) after a scan and validation; the report carries each model's framework."""
     sig_failed = Signal(str)
 
 
@@ -89,6 +89,8 @@ class ScanJob(QRunnable):
             else:
                 self.repository.refresh()
             report = validate_repository(self.repository, Options())
+            report.frameworks = {n: _framework_key(e) for n, e in self.repository.models.items()}
+            report.nodes = build_nodes(self.repository, report)
         except OSError as e:
             self.signals.sig_failed.emit(f"{self.repository.path}: {e.strerror or e}")
             return
@@ -105,28 +107,12 @@ class RepositoryModel(QAbstractItemModel):
         self._icons: dict[str | None, QIcon] = {}
 
     def set_repository(self, repository: Repository, report) -> None:
+        self.set_roots(build_nodes(repository, report))
+
+    def set_roots(self, roots: list[Node]) -> None:
+        """Swap in a tree built off the UI thread (build_nodes)."""
         self.beginResetModel()
-        self.roots = []
-        counts: dict[str, list[int]] = {}
-        for f in report.findings:
-            if f.model:
-                c = counts.setdefault(f.model, [0, 0])
-                if f.severity == "error":
-                    c[0] += 1
-                elif f.severity == "warning":
-                    c[1] += 1
-        for i, (name, entry) in enumerate(sorted(repository.models.items())):
-            node = Node("model", name, entry.config or entry.path, None, row=i)
-            node.framework = _framework_key(entry)
-            node.errors, node.warnings = counts.get(name, [0, 0])
-            msgs = [f"{f.severity}: {f.message}" for f in report.findings if f.model == name and f.severity != "info"][:8]
-            node.tooltip = "\n".join(msgs) or "no problems found"
-            for j, v in enumerate(entry.versions):
-                vn = Node("version", v, entry.path / v, node, row=j)
-                for k, fname in enumerate(entry.version_dirs[v].files):
-                    vn.children.append(Node("file", fname, entry.path / v / fname, vn, row=k))
-                node.children.append(vn)
-            self.roots.append(node)
+        self.roots = roots
         self.endResetModel()
 
     # -- Qt model API ---------------------------------------------------------------------------------------------
@@ -197,6 +183,35 @@ class RepositoryModel(QAbstractItemModel):
 
     def model_names(self) -> list[str]:
         return [n.name for n in self.roots]
+
+
+def build_nodes(repository: Repository, report) -> list[Node]:
+    """The browser's tree as plain Python objects (no Qt): built in the scan job, not on the UI thread."""
+    counts: dict[str, list[int]] = {}
+    tips: dict[str, list[str]] = {}
+    for f in report.findings:
+        if f.model:
+            c = counts.setdefault(f.model, [0, 0])
+            if f.severity == "error":
+                c[0] += 1
+            elif f.severity == "warning":
+                c[1] += 1
+            if f.severity != "info" and len(tips.setdefault(f.model, [])) < 8:
+                tips[f.model].append(f"{f.severity}: {f.message}")
+    frameworks = getattr(report, "frameworks", None) or {}
+    roots = []
+    for i, (name, entry) in enumerate(sorted(repository.models.items())):
+        node = Node("model", name, entry.config or entry.path, None, row=i)
+        node.framework = frameworks.get(name) if frameworks else _framework_key(entry)
+        node.errors, node.warnings = counts.get(name, [0, 0])
+        node.tooltip = "\n".join(tips.get(name, [])) or "no problems found"
+        for j, v in enumerate(entry.versions):
+            vn = Node("version", v, entry.path / v, node, row=j)
+            for k, fname in enumerate(entry.version_dirs[v].files):
+                vn.children.append(Node("file", fname, entry.path / v / fname, vn, row=k))
+            node.children.append(vn)
+        roots.append(node)
+    return roots
 
 
 def _framework_key(entry: ModelEntry) -> str | None:

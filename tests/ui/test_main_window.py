@@ -257,3 +257,24 @@ def test_server_panel_starts_and_stops_the_embedded_triton(window, qtbot):
             assert f.read().split(") ", 1)[1][0] == "Z"
     except ProcessLookupError:
         pass
+
+
+def test_real_window_under_xvfb(tmp_path):
+    """The studio in a real X window (xcb platform) on a virtual display, not just offscreen."""
+    import shutil as sh
+    import subprocess
+    import sys
+
+    xvfb = sh.which("xvfb-run")
+    assert xvfb, "xvfb-run is missing: bash scripts/setup.sh installs it"
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+    out = tmp_path / "xvfb.png"
+    r = subprocess.run([xvfb, "-a", "-s", "-screen 0 1280x800x24", sys.executable, "-m", "studio.cli", str(DEMO),
+                        "--screenshot", str(out)], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    from PySide6.QtGui import QImage
+
+    img = QImage(str(out))
+    assert (img.width(), img.height()) == (1280, 800)
