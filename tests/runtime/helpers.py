@@ -37,6 +37,18 @@ def infer_add_sub(grpc_target: str) -> None:
     client.close()
 
 
+def infer_pipeline(grpc_target: str) -> None:
+    """The demo ensemble: add_sub's sum through batched_sleep (an identity on the values)."""
+    client = grpcclient.InferenceServerClient(grpc_target)
+    a = np.arange(16, dtype=np.float32).reshape(1, 16)
+    b = np.full((1, 16), 3.0, dtype=np.float32)
+    inputs = [grpcclient.InferInput("INPUT0", [1, 16], "FP32"), grpcclient.InferInput("INPUT1", [1, 16], "FP32")]
+    inputs[0].set_data_from_numpy(a)
+    inputs[1].set_data_from_numpy(b)
+    np.testing.assert_array_equal(client.infer("pipeline", inputs).as_numpy("OUTPUT"), a + b)
+    client.close()
+
+
 def concurrent_load(grpc_target: str, model: str = "batched_sleep", requests: int = 96, workers: int = 24) -> None:
     x = np.ones((1, 16), dtype=np.float32)
 
@@ -99,5 +111,7 @@ def full_scenario(runtime, repo: Path) -> None:
     assert resolved["max_batch_size"] == 64
     metrics = client.metrics()
     assert any(labels.get("model") == "batched_sleep" for labels, _ in metrics.get("nv_inference_exec_count_total", []))
+    client.wait_model_ready("pipeline")
+    infer_pipeline(ep.grpc_target)  # the ensemble runs through both reloaded models
     client.close()
     runtime.stop()

@@ -156,3 +156,18 @@ def test_search_finds_batching_and_tune_writes_a_minimal_edit(server, tmp_path):
     # only batching/instance lines change; every comment stays
     assert [ln for ln in before.splitlines() if ln.startswith("#")] == [ln for ln in after.splitlines() if ln.startswith("#")]
     assert ConfigDocument.parse(after).get("dynamic_batching") is not None
+
+
+def test_variable_size_demo_model_needs_and_takes_a_shape(tmp_path):
+    repo = demo_copy(tmp_path)
+    rt = EmbeddedRuntime()
+    ep = rt.start(repo, ServerOptions(models=["variable_length"]))
+    try:
+        TritonClient(ep).wait_model_ready("variable_length")
+        r = run("bench", "--url", ep.grpc, "--model", "variable_length", "--duration", "1", "--format", "json")
+        assert r.returncode == 2 and "--shape INPUT:" in r.stderr
+        r = run("bench", "--url", ep.grpc, "--model", "variable_length", "--duration", "2", "--shape", "INPUT:256", "--format", "json")
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["completed"] > 0
+    finally:
+        rt.stop()

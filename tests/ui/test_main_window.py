@@ -71,6 +71,7 @@ def test_repository_browser_model_filter_and_badges(window, qtbot, repo, qtmodel
     qtmodeltester.check(window.repo_model)
     names = [window.proxy.index(r, 0).data() for r in range(window.proxy.rowCount())]
     assert names[0] == "add_sub" and names[1].startswith("batched_sleep")
+    assert {"pipeline", "variable_length"} <= {n.split()[0] for n in names}
     assert any(n.startswith("broken") and "✗" in n for n in names)  # error badge
     window.filter_box.setText("sleep")
     assert window.proxy.rowCount() == 1
