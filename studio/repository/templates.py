@@ -111,7 +111,10 @@ def create_model(name: str, template: str, repo: str | Path, sets: dict[str, obj
                         doc.set(f"ensemble_scheduling.step[{i}].model_name", names[step.model_name])
             if folder in ("", t.entry):
                 for path, value in (sets or {}).items():
-                    doc.set(path, value)
+                    if value is None:
+                        doc.clear(path)
+                    else:
+                        doc.set(path, value)
             doc.save(cfg)
             written.append(cfg)
     except Exception:

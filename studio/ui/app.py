@@ -150,13 +150,15 @@ class MainWindow(QMainWindow):
         self.act_validate = self._action("&Validate", self.validate, "F5", "validate the open config and the repository")
         self.act_next_error = self._action("&Next problem", self.next_error, "F8")
         self.act_diff = self._action("&Diff…", self.diff, "Ctrl+D", "compare the config with the file on disk or another model")
+        self.act_new = self._action("&New model…", self.new_model, K.New)
+        self.act_convert = self._action("Con&vert framework…", self.convert_framework, None, "preview moving the model to another framework")
         self.act_ensemble = self._action("&Ensemble graph", self.show_ensemble, "Ctrl+G", "draw the open ensemble's steps and tensors")
         self.act_about = self._action("&About", self._about)
         self.recent_menu = QMenu("Recent repositories", self)
         self.recent_menu.aboutToShow.connect(self._fill_recent)
 
         m = self.menuBar().addMenu("&File")
-        for a in (self.act_open,):
+        for a in (self.act_open, self.act_new):
             m.addAction(a)
         m.addMenu(self.recent_menu)
         m.addSeparator()
@@ -168,7 +170,7 @@ class MainWindow(QMainWindow):
         for a in (self.act_undo, self.act_redo, self.act_find, self.act_goto):
             e.addAction(a)
         t = self.menuBar().addMenu("&Tools")
-        for a in (self.act_validate, self.act_next_error, self.act_diff, self.act_ensemble):
+        for a in (self.act_validate, self.act_next_error, self.act_diff, self.act_convert, self.act_ensemble):
             t.addAction(a)
         v = self.menuBar().addMenu("&View")
         for d in self.findChildren(QDockWidget):
@@ -265,25 +267,25 @@ class MainWindow(QMainWindow):
             menu.addAction("Open folder", lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(self.repository) / model))))
         menu.exec(self.tree.viewport().mapToGlobal(pos))
 
-    def new_model(self) -> None:
-        from studio.repository.templates import create_model, list_templates
+    def new_model(self, dialog=None) -> str | None:
+        """The new-model wizard; returns the config written (or None)."""
+        from studio.repository.templates import create_model
+        from studio.ui.wizard import NewModelDialog
 
         if not self.repository:
-            return
-        templates = list(list_templates())
-        t, ok = QInputDialog.getItem(self, "New model", "Template:", templates, 0, False)
-        if not ok:
-            return
-        name, ok = QInputDialog.getText(self, "New model", "Model name:")
-        if not ok or not name:
-            return
+            return None
+        dlg = dialog or NewModelDialog(self)
+        if dialog is None and dlg.exec() != dlg.DialogCode.Accepted:
+            return None
         try:
-            created = create_model(name, t, self.repository)
+            name, template, sets = dlg.values()
+            created = create_model(name, template, self.repository, sets)
         except Exception as e:  # noqa: BLE001 - shown to the user
-            QMessageBox.warning(self, "New model", str(e))
-            return
+            self.status.setText(f"new model: {e}")
+            return None
         self._scan(full=False)
         self.open_config(str(created[0]))
+        return str(created[0])
 
     def duplicate_model(self, model: str, new_name: str | None = None) -> None:
         from studio.config import ConfigDocument
@@ -488,19 +490,63 @@ class MainWindow(QMainWindow):
         if ed is not None:
             ed.next_error()
 
-    def diff(self) -> None:
+    def diff(self, choice: str | None = None) -> None:
         ed = self.current_editor()
         if ed is None:
             return
-        choices = ["the file on disk"] + [m for m in self.repo_model.model_names()]
-        choice, ok = QInputDialog.getItem(self, "Diff", "Compare with:", choices, 0, False)
-        if not ok:
-            return
+        server = "the running server's resolved config"
+        if choice is None:
+            choices = ["the file on disk"] + ([server] if self.server.state == "ready" else []) + self.repo_model.model_names()
+            choice, ok = QInputDialog.getItem(self, "Diff", "Compare with:", choices, 0, False)
+            if not ok:
+                return
         if choice == "the file on disk":
             self.show_diff(ed.controller.disk_text(), ed.controller.text, "on disk", "editor")
+        elif choice == server:
+            from google.protobuf import text_format
+
+            from studio.diff.server import resolved_config
+            from studio.runtime.client import TritonClient
+
+            model = Path(ed.controller.path).parent.name
+            try:
+                client = TritonClient(self.server.runtime.endpoints)
+                data = client.resolved_config(model)
+                client.close()
+            except Exception as e:  # noqa: BLE001 - not loaded, server gone
+                self.status.setText(f"the server has no config for {model}: {e}")
+                return
+            text = text_format.MessageToString(resolved_config(data))
+            self.show_diff(ed.controller.text, text, "editor", "server (auto-completed)")
         else:
             other = Path(self.repository) / choice / "config.pbtxt"
             self.show_diff(other.read_text(encoding="utf-8", errors="replace"), ed.controller.text, choice, "editor")
+
+    def convert_framework(self, target: str | None = None):
+        """Preview moving the open model to another framework; the diff view's Apply makes the edits."""
+        from studio.diff.convert import plan_conversion
+        from studio.frameworks import frameworks
+
+        ed = self.current_editor()
+        if ed is None or ed.controller.document is None:
+            return None
+        if target is None:
+            keys = [k for k in frameworks() if k != "ensemble"]
+            target, ok = QInputDialog.getItem(self, "Convert framework", "Move the model to:", keys, 0, False)
+            if not ok:
+                return None
+        try:
+            plan = plan_conversion(ed.controller.document.to_message(), target)
+        except ValueError as e:
+            self.status.setText(str(e))
+            return None
+        from studio.config import ConfigDocument
+
+        preview = ConfigDocument.parse(ed.controller.text)
+        preview.apply(plan.message)
+        view = self.show_diff(ed.controller.text, preview.text, "now", plan.target.label)
+        view.set_plan(plan, lambda: ed.controller.edit(f"convert to {plan.target.label}", lambda d: d.apply(plan.message)))
+        return view
 
     def show_diff(self, left: str, right: str, left_name: str, right_name: str):
         from studio.ui.diff_view import DiffView

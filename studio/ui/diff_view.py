@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QPushButton,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -57,6 +58,11 @@ class DiffView(QWidget):
         self._fill_table()
         head = QHBoxLayout()
         head.addWidget(QLabel(f"{left_name}  ↔  {right_name}   {note}"), 1)
+        self.notes = QLabel("")
+        self.notes.setWordWrap(True)
+        self.apply_button = QPushButton("Apply to the config")
+        self.apply_button.setVisible(False)
+        head.addWidget(self.apply_button)
         head.addWidget(self.category)
         texts = QSplitter(Qt.Orientation.Horizontal)
         texts.addWidget(self.left)
@@ -67,7 +73,15 @@ class DiffView(QWidget):
         outer.setSizes([500, 220])
         lay = QVBoxLayout(self)
         lay.addLayout(head)
+        lay.addWidget(self.notes)
         lay.addWidget(outer)
+
+    def set_plan(self, plan, apply) -> None:
+        """A framework conversion: show its notes and renames, and offer to apply it as edits."""
+        lines = [f"• {n}" for n in plan.notes] + [f"• rename {a} to {b} in each version folder" for a, b in plan.renames]
+        self.notes.setText("\n".join(lines))
+        self.apply_button.setVisible(True)
+        self.apply_button.clicked.connect(lambda: (apply(), self.apply_button.setEnabled(False)))
 
     def _pane(self) -> QPlainTextEdit:
         p = QPlainTextEdit()

@@ -249,6 +249,15 @@ def test_server_panel_starts_and_stops_the_embedded_triton(window, qtbot):
     pid = window.server.runtime.pid
     qtbot.waitUntil(lambda: "Started GRPCInferenceService" in window.server.log.toPlainText(), timeout=10000)
     shot(window, "main_window_server.png")
+    # the file against what the server made of it (auto-completed fields)
+    from studio.runtime.client import TritonClient
+
+    TritonClient(window.server.runtime.endpoints).wait_model_ready("add_sub")
+    window.open_config(str(DEMO / "add_sub" / "config.pbtxt"))
+    window.diff("the running server's resolved config")
+    dv = window.tabs.currentWidget()
+    added = {c.path for c in dv.changes if c.kind == "added"}
+    assert "version_policy" in added and "optimization" in added
     with qtbot.waitSignal(window.server.sig_state_changed, timeout=30000, check_params_cb=lambda s: s == "stopped"):
         window.server.stop()
     assert states[:2] == ["starting", "ready"]
@@ -279,3 +288,38 @@ def test_real_window_under_xvfb(tmp_path):
 
     img = QImage(str(out))
     assert (img.width(), img.height()) == (1280, 800)
+
+
+def test_new_model_wizard_writes_a_valid_model(window, qtbot, repo):
+    from studio.ui.wizard import NewModelDialog
+    from studio.validate import validate_path
+
+    open_repo(window, qtbot, repo)
+    dlg = NewModelDialog(window)
+    dlg.template.setCurrentIndex(dlg.template.findData("onnxruntime_onnx"))
+    dlg.name.setText("detector")
+    dlg.inputs.setText("images:FP32:3,640,640")
+    dlg.outputs.setText("boxes:TYPE_FP32:-1,6")
+    dlg.max_batch.setValue(4)
+    dlg.delay.setValue(200)
+    cfg = window.new_model(dialog=dlg)
+    assert cfg is not None
+    text = Path(cfg).read_text()
+    assert 'name: "images"' in text and "dims: [ 3, 640, 640 ]" in text and "max_queue_delay_microseconds: 200" in text
+    (Path(cfg).parent / "1" / "model.onnx").write_bytes(b"")
+    assert not [f for f in validate_path(Path(cfg).parent).findings if f.severity == "error"]
+    dlg.name.setText("")
+    with pytest.raises(ValueError):
+        dlg.values()
+
+
+def test_convert_framework_preview_applies_as_edits(window, qtbot, repo):
+    open_repo(window, qtbot, repo)
+    ed = window.open_config(str(repo / "add_sub" / "config.pbtxt"))
+    view = window.convert_framework("pytorch")
+    assert view is not None and "INPUT0__0" in view.right.toPlainText() and view.apply_button.isVisible()
+    assert "model.py" in view.notes.text() or "rename" in view.notes.text()
+    view.apply_button.click()
+    assert 'platform: "pytorch_libtorch"' in ed.controller.text and "INPUT0__0" in ed.controller.text
+    assert "# Demo: element-wise sum" in ed.controller.text  # comments kept
+    shot(window, "convert_framework.png")
