@@ -288,8 +288,6 @@ class MainWindow(QMainWindow):
         return str(created[0])
 
     def duplicate_model(self, model: str, new_name: str | None = None) -> None:
-        from studio.config import ConfigDocument
-
         if new_name is None:
             new_name, ok = QInputDialog.getText(self, "Duplicate", f"Copy {model} as:", text=f"{model}_copy")
             if not ok or not new_name:
@@ -299,18 +297,11 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, "Duplicate", f"{dst} already exists")
             return
         shutil.copytree(src, dst, symlinks=True)
-        cfg = dst / "config.pbtxt"
-        if cfg.exists():
-            doc = ConfigDocument.load(cfg)
-            if doc.has("name"):
-                doc.set("name", new_name)
-                doc.save()
+        _rename_in_config(dst, new_name)
         self._scan(full=False)
 
     def rename_model(self, model: str, new_name: str | None = None) -> None:
         """Rename the folder and the config's name: together."""
-        from studio.config import ConfigDocument
-
         if new_name is None:
             new_name, ok = QInputDialog.getText(self, "Rename", f"New name for {model}:", text=model)
             if not ok or not new_name or new_name == model:
@@ -325,12 +316,7 @@ class MainWindow(QMainWindow):
                 if not self.close_tab(i):
                     return
         src.rename(dst)
-        cfg = dst / "config.pbtxt"
-        if cfg.exists():
-            doc = ConfigDocument.load(cfg)
-            if doc.has("name"):
-                doc.set("name", new_name)
-                doc.save()
+        _rename_in_config(dst, new_name)
         self._scan(full=False)
 
     def delete_model(self, model: str, confirm: bool = True) -> None:
@@ -496,7 +482,10 @@ class MainWindow(QMainWindow):
             return
         server = "the running server's resolved config"
         if choice is None:
-            choices = ["the file on disk"] + ([server] if self.server.state == "ready" else []) + self.repo_model.model_names()
+            from studio.repository.templates import list_templates
+
+            choices = (["the file on disk"] + ([server] if self.server.state == "ready" else []) + self.repo_model.model_names()
+                       + [f"template: {t}" for t in list_templates() if t != "ensemble"])
             choice, ok = QInputDialog.getItem(self, "Diff", "Compare with:", choices, 0, False)
             if not ok:
                 return
@@ -518,6 +507,11 @@ class MainWindow(QMainWindow):
                 return
             text = text_format.MessageToString(resolved_config(data))
             self.show_diff(ed.controller.text, text, "editor", "server (auto-completed)")
+        elif choice.startswith("template: "):
+            from studio.repository.templates import list_templates
+
+            t = list_templates()[choice.removeprefix("template: ")]
+            self.show_diff((t.path / "config.pbtxt").read_text(encoding="utf-8"), ed.controller.text, choice, "editor")
         else:
             other = Path(self.repository) / choice / "config.pbtxt"
             self.show_diff(other.read_text(encoding="utf-8", errors="replace"), ed.controller.text, choice, "editor")
@@ -608,6 +602,18 @@ class MainWindow(QMainWindow):
         settings.setValue("window/state", self.saveState())
         self.server.shutdown()
         super().closeEvent(event)
+
+
+def _rename_in_config(model_dir: Path, name: str) -> None:
+    """Keep `name:` equal to the folder (Triton refuses a mismatch); a config without `name:` needs nothing."""
+    from studio.config import ConfigDocument
+
+    cfg = model_dir / "config.pbtxt"
+    if cfg.exists():
+        doc = ConfigDocument.load(cfg)
+        if doc.has("name"):
+            doc.set("name", name)
+            doc.save()
 
 
 def trash_dir() -> Path:
