@@ -12,20 +12,17 @@ from __future__ import annotations
 
 import argparse
 import csv
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from studio.config import ConfigDocument  # noqa: E402
-from studio.runtime import ServerOptions  # noqa: E402
-from studio.runtime.client import TritonClient  # noqa: E402
-from studio.runtime.embedded import EmbeddedRuntime  # noqa: E402
+from demo_server import demo_server  # noqa: E402
+
 from studio.tuning.inputs import synthesize  # noqa: E402
 from studio.tuning.loadgen import LoadGenerator, LoadSpec  # noqa: E402
 from studio.tuning.sampler import Sampler  # noqa: E402
@@ -60,39 +57,28 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=6.0)
     args = ap.parse_args()
     root = Path(args.root)
-    with tempfile.TemporaryDirectory() as tmp:
-        repo = Path(tmp) / "repo"
-        shutil.copytree(ROOT / "model_repository_templates" / "demo", repo)
-        rt = EmbeddedRuntime()
-        ep = rt.start(repo, ServerOptions(models=[MODEL]))
-        client = TritonClient(ep, logs=rt.logs)
-        client.wait_model_ready(MODEL)
-        doc = ConfigDocument.load(repo / MODEL / "config.pbtxt")
+    with demo_server(MODEL) as (ep, client, doc):
         reqs = synthesize(MODEL, doc.to_message())
-        try:
-            for label, delay in (("batching off", None), ("batching on (100 us)", 100)):
-                if delay is None:
-                    doc.clear("dynamic_batching")
-                else:
-                    doc.set("dynamic_batching.max_queue_delay_microseconds", delay)
-                client.load(MODEL, config=doc)
-                pa = perf_analyzer(root, ep.grpc_target, args.concurrency, args.seconds)
-                gen = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=args.concurrency, duration_s=None)).start()
-                sampler = Sampler(gen, client, MODEL).start()
-                session = TuningSession(client, MODEL, doc, sampler, window_s=args.seconds / 3)
-                time.sleep(1.0)  # warm-up
-                us = ours(session, args.seconds)
-                gen.stop()
-                sampler.stop()
-                print(f"{label}, concurrency {args.concurrency}:")
-                print(f"  perf_analyzer   {pa['throughput']:8.0f} infer/s  p50 {pa['p50_ms']:6.2f} ms  p99 {pa['p99_ms']:6.2f} ms")
-                print(f"  studio loadgen  {us['throughput']:8.0f} infer/s  p50 {us['p50_ms']:6.2f} ms  p99 {us['p99_ms']:6.2f} ms"
-                      f"{'' if us['stable'] else '  (not stable)'}")
-                print(f"  ratio           {us['throughput'] / pa['throughput']:8.2f}x         "
-                      f"p50 {us['p50_ms'] / pa['p50_ms']:5.2f}x      p99 {us['p99_ms'] / pa['p99_ms']:5.2f}x")
-        finally:
-            client.close()
-            rt.stop()
+        for label, delay in (("batching off", None), ("batching on (100 us)", 100)):
+            if delay is None:
+                doc.clear("dynamic_batching")
+            else:
+                doc.set("dynamic_batching.max_queue_delay_microseconds", delay)
+            client.load(MODEL, config=doc)
+            pa = perf_analyzer(root, ep.grpc_target, args.concurrency, args.seconds)
+            gen = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=args.concurrency, duration_s=None)).start()
+            sampler = Sampler(gen, client, MODEL).start()
+            session = TuningSession(client, MODEL, doc, sampler, window_s=args.seconds / 3)
+            time.sleep(1.0)  # warm-up
+            us = ours(session, args.seconds)
+            gen.stop()
+            sampler.stop()
+            print(f"{label}, concurrency {args.concurrency}:")
+            print(f"  perf_analyzer   {pa['throughput']:8.0f} infer/s  p50 {pa['p50_ms']:6.2f} ms  p99 {pa['p99_ms']:6.2f} ms")
+            print(f"  studio loadgen  {us['throughput']:8.0f} infer/s  p50 {us['p50_ms']:6.2f} ms  p99 {us['p99_ms']:6.2f} ms"
+                  f"{'' if us['stable'] else '  (not stable)'}")
+            print(f"  ratio           {us['throughput'] / pa['throughput']:8.2f}x         "
+                  f"p50 {us['p50_ms'] / pa['p50_ms']:5.2f}x      p99 {us['p99_ms'] / pa['p99_ms']:5.2f}x")
 
 
 if __name__ == "__main__":

@@ -9,18 +9,15 @@ most 25% of the grid's time.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from studio.config import ConfigDocument  # noqa: E402
-from studio.runtime import ServerOptions  # noqa: E402
-from studio.runtime.client import TritonClient  # noqa: E402
-from studio.runtime.embedded import EmbeddedRuntime  # noqa: E402
+from demo_server import demo_server  # noqa: E402
+
 from studio.tuning.inputs import synthesize  # noqa: E402
 from studio.tuning.loadgen import LoadGenerator, LoadSpec  # noqa: E402
 from studio.tuning.sampler import Sampler  # noqa: E402
@@ -31,14 +28,7 @@ MODEL = "batched_sleep"
 
 
 def run(kind: str, p99: float, space: Space) -> object:
-    with tempfile.TemporaryDirectory() as tmp:
-        repo = Path(tmp) / "repo"
-        shutil.copytree(ROOT / "model_repository_templates" / "demo", repo)
-        rt = EmbeddedRuntime()
-        ep = rt.start(repo, ServerOptions(models=[MODEL]))
-        client = TritonClient(ep, logs=rt.logs)
-        client.wait_model_ready(MODEL)
-        doc = ConfigDocument.load(repo / MODEL / "config.pbtxt")
+    with demo_server(MODEL) as (ep, client, doc):
         gen = LoadGenerator(ep.grpc_target, synthesize(MODEL, doc.to_message()), LoadSpec(concurrency=8, duration_s=None)).start()
         sampler = Sampler(gen, client, MODEL).start()
         session = TuningSession(client, MODEL, doc, sampler, window_s=0.5)
@@ -48,8 +38,6 @@ def run(kind: str, p99: float, space: Space) -> object:
         finally:
             gen.stop()
             sampler.stop()
-            client.close()
-            rt.stop()
 
 
 def main() -> None:
