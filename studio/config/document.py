@@ -167,9 +167,7 @@ def pre_after_removal(removed_pre: str, next_pre: str) -> str:
     k = _newline_split(next_pre)
     if k >= 0:
         return head + next_pre[k:]
-    if lines[a - 1].endswith("\r") if a >= 1 else False:
-        return head + "\n" + lines[-1]
-    return head + "\n" + lines[-1]
+    return head + "\n" + lines[-1]  # a kept CRLF line still ends in "\r": the pair stays whole
 
 
 class ConfigDocument:

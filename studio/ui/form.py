@@ -7,7 +7,7 @@
     string / bytes  line edit
     repeated scalar line edit of comma-separated values (dims: 3, 224, 224)
     message         checkable group (checked = set), children built when expanded
-    oneof           selector driven by WhichOneof, one page per branch
+    oneof           selector driven by WhichOneof, a stacked page per branch
     repeated msg    cards with add / remove / move up / move down
     map             key/value table (message values: cards per key)
 
@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QScrollArea,
+    QStackedWidget,
     QTableWidget,
     QTableWidgetItem,
     QToolButton,
@@ -292,10 +293,18 @@ class ConfigForm(QScrollArea):
         active = msg.WhichOneof(group)
         combo.setCurrentText(active or "")
         v.addWidget(combo)
-        if active:
-            fl = QFormLayout()
-            self._add_field(fl, parent.child(active), msg, (path + "." if path else ""))
-            v.addLayout(fl)
+        # one page per branch (the first, empty, for none); only the active branch's page has widgets
+        pages = QStackedWidget()
+        pages.addWidget(QWidget())
+        for member in members:
+            page = QWidget()
+            if member == active:
+                fl = QFormLayout(page)
+                fl.setContentsMargins(0, 0, 0, 0)
+                self._add_field(fl, parent.child(member), msg, (path + "." if path else ""))
+            pages.addWidget(page)
+        pages.setCurrentIndex(members.index(active) + 1 if active else 0)
+        v.addWidget(pages)
 
         def choose(_i, box=combo):
             name = box.currentText()

@@ -335,3 +335,25 @@ def test_convert_framework_preview_applies_as_edits(window, qtbot, repo):
     assert 'platform: "pytorch_libtorch"' in ed.controller.text and "INPUT0__0" in ed.controller.text
     assert "# Demo: element-wise sum" in ed.controller.text  # comments kept
     shot(window, "convert_framework.png")
+
+
+def test_oneof_selector_switches_the_branch(window, qtbot, repo):
+    open_repo(window, qtbot, repo)
+    ed = window.open_config(str(repo / "add_sub" / "config.pbtxt"))
+    vp = ed.form.widgets["version_policy"]
+    vp.setChecked(True)  # set version_policy { }
+    qtbot.waitUntil(lambda: "version_policy" in ed.controller.text, timeout=3000)
+    from PySide6.QtWidgets import QComboBox, QStackedWidget
+
+    qtbot.waitUntil(lambda: ed.form.widgets["version_policy"].findChild(QComboBox) is not None, timeout=3000)
+    combo = ed.form.widgets["version_policy"].findChild(QComboBox)
+    combo.setCurrentText("specific")
+    combo.activated.emit(combo.currentIndex())
+    qtbot.waitUntil(lambda: "specific" in ed.controller.text, timeout=3000)
+    assert ed.controller.document.to_message().version_policy.WhichOneof("policy_choice") == "specific"
+    def stack():
+        return ed.form.widgets["version_policy"].findChild(QStackedWidget)
+
+    # the form rebuilds shortly after the edit: then the page of "specific" is the current one
+    qtbot.waitUntil(lambda: stack() is not None and stack().currentIndex() == 3, timeout=3000)
+    assert stack().count() == 4  # (none), latest, all, specific
