@@ -12,6 +12,7 @@ import difflib
 import math
 import re
 import warnings
+import weakref
 from dataclasses import dataclass
 
 from google.protobuf import text_encoding, text_format
@@ -127,7 +128,9 @@ class Scalar:
 class Block:
     """A message body: `{ fields }` or `< fields >`; the document root has no `open` and closes on EOF."""
 
-    __slots__ = ("desc", "open", "fields", "close", "owner", "cache", "span")
+    # parents are weak references: the tree has no reference cycles, so a dropped document is freed by
+    # reference counting alone (also after gc.freeze, which scans use)
+    __slots__ = ("desc", "open", "fields", "close", "_owner", "cache", "span", "__weakref__")
 
     def __init__(self, desc: Descriptor, open_: Token | None, owner: Field | None = None) -> None:
         self.cache: str | None = None  # the node's text, kept until an edit inside it clears it
@@ -136,7 +139,16 @@ class Block:
         self.open = open_
         self.fields: list[Field] = []
         self.close: Token | None = None
-        self.owner = owner
+        self._owner = weakref.ref(owner) if owner is not None else None
+
+    @property
+    def owner(self) -> Field | None:
+        """The field this block is the value of (None for the document root)."""
+        return self._owner() if self._owner is not None else None
+
+    @owner.setter
+    def owner(self, field: Field | None) -> None:
+        self._owner = weakref.ref(field) if field is not None else None
 
     def first(self) -> Token:
         if self.open is not None:
@@ -153,7 +165,8 @@ class Block:
 class Field:
     """One occurrence of a field: `name: value`, `name { }`, or `name: [a, b]` (list syntax)."""
 
-    __slots__ = ("fd", "name", "colon", "lbrack", "items", "commas", "rbrack", "sep", "parent", "cache", "span")
+    __slots__ = ("fd", "name", "colon", "lbrack", "items", "commas", "rbrack", "sep", "_parent", "cache", "span",
+                 "__weakref__")
 
     def __init__(self, fd: FieldDescriptor, name: Token, parent: Block | None) -> None:
         self.cache: str | None = None
@@ -166,7 +179,16 @@ class Field:
         self.commas: list[Token | None] = []  # commas[i] follows items[i] inside a list
         self.rbrack: Token | None = None
         self.sep: Token | None = None
-        self.parent = parent
+        self._parent = weakref.ref(parent) if parent is not None else None
+
+    @property
+    def parent(self) -> Block | None:
+        """The block this field is written in."""
+        return self._parent() if self._parent is not None else None
+
+    @parent.setter
+    def parent(self, block: Block | None) -> None:
+        self._parent = weakref.ref(block) if block is not None else None
 
     def first(self) -> Token:
         return self.name

@@ -244,3 +244,20 @@ def test_save_is_atomic_and_keeps_mode(tmp_path):
     assert p.read_text() == BASE.replace("max_batch_size: 8", "max_batch_size: 16")
     assert p.stat().st_mode & 0o777 == 0o640
     assert [x.name for x in tmp_path.iterdir()] == ["config.pbtxt"]
+
+
+def test_a_dropped_document_is_freed_without_the_cycle_collector():
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        doc = ConfigDocument.parse(BASE)
+        doc.set("dynamic_batching.max_queue_delay_microseconds", 5)
+        doc.append("input", {"name": "X", "data_type": "TYPE_FP32", "dims": [1]})
+        ref = weakref.ref(doc._root)
+        field_ref = weakref.ref(doc._root.fields[-1])
+        del doc
+        assert ref() is None and field_ref() is None  # no reference cycles keep the tree alive
+    finally:
+        gc.enable()
