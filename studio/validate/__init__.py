@@ -127,10 +127,21 @@ def validate_config(
     file: str | None = None,
 ) -> list[Finding]:
     """Triton's rules for one config. With no first_version, checks that need the model's files are skipped."""
-    options = options or Options()
+    return _validate_config(doc, model_name, options or Options(), first_version, file)[2]
+
+
+def _validate_config(
+    doc: ConfigDocument | pb.ModelConfig,
+    model_name: str | None,
+    options: Options,
+    first_version: VersionFolder | None,
+    file: str | None,
+) -> tuple[pb.ModelConfig, bool, list[Finding]]:
+    """(the normalized config, whether Triton refused it while filling in the backend, the findings)."""
     document = doc if isinstance(doc, ConfigDocument) else None
     written = doc.to_message() if isinstance(doc, ConfigDocument) else doc
     name = model_name or written.name or (Path(file).parent.name if file else "")
+    where = file or (document.filename if document else None)
     cfg, origin, fatal = _prepare(written, name, first_version, options)
     if fatal is not None:
         if first_version is None and options.config_only:
@@ -141,7 +152,7 @@ def validate_config(
                 f"'{name}' names no backend or platform: Triton determines it from the files in the first "
                 "version folder (config-only validation does not look at them)"
             )
-        return _locate([fatal], document, file or (document.filename if document else None))
+        return cfg, True, _locate([fatal], document, where)
     ctx = Context(
         name=cfg.name,
         cfg=cfg,
@@ -151,8 +162,7 @@ def validate_config(
         extra_backends=options.extra_backends,
         group_origin=origin,
     )
-    findings = check_config(ctx)
-    return _locate(findings, document, file or (document.filename if document else None))
+    return cfg, False, _locate(check_config(ctx), document, where)
 
 
 # -- a model folder --------------------------------------------------------------------------------------
@@ -202,10 +212,9 @@ def model_config_and_findings(
     else:
         written = entry.document.to_message()
     first = _first_version(entry)
-    findings = validate_config(entry.document or written, model_name=name, options=options, first_version=first, file=file)
+    cfg, fatal, findings = _validate_config(entry.document or written, name, options, first, file)
     out.extend(findings)
-    cfg, _, fatal = _prepare(written, name, first, options)
-    if fatal is not None:
+    if fatal:
         return None, out
     doc = entry.document
 
@@ -307,14 +316,11 @@ def _validate_repository(repo: str | os.PathLike | Repository, options: Options)
                 report.findings.append(Finding("error", "syntax", e.message, None, e.hint, file=str(entry.config),
                                                line=e.line, column=e.column, model=name))
                 continue
-            findings = validate_config(entry.document, model_name=name, options=options, file=str(entry.config))
-            cfg = _prepare(entry.document.to_message(), name, None, options)[0]
+            cfg, _, findings = _validate_config(entry.document, name, options, None, str(entry.config))
         else:
             cfg, findings = model_config_and_findings(entry, options)
         report.findings.extend(findings)
-        if cfg is not None and not any(f.severity == "error" and f.model == name for f in findings):
-            configs[name] = cfg
-        elif cfg is not None:
+        if cfg is not None:
             configs[name] = cfg
     from studio.validate.ensembles import check_ensembles
 
