@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from google.protobuf import text_format
@@ -20,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_config_document import ensemble_config  # noqa: E402
+from bench_config_document import best_of, ensemble_config  # noqa: E402
 
 from studio.config import ConfigDocument  # noqa: E402
 from studio.diff import semantic_diff, side_by_side  # noqa: E402
@@ -50,13 +49,8 @@ def make_repo(root: Path, n: int = 1000) -> None:
         )
 
 
-def best(fn, repeat=3) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+def best(fn) -> float:
+    return best_of(fn, 3)
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
-"""Where the studio's data files (resources/) are: beside the package in a checkout, or under share/."""
+"""Where the studio keeps files: its data (resources/, beside the package or under share/) and its state.
 
 from __future__ import annotations
 
+import os
 import sys
 from functools import cache
 from pathlib import Path
@@ -20,3 +21,11 @@ def resources_dir() -> Path:
 
 def resource(name: str) -> Path:
     return resources_dir() / name
+
+
+def state_dir(name: str) -> Path:
+    """A folder of the studio's state ($XDG_STATE_HOME/triton-config-studio/<name>), created when missing."""
+    base = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state"))
+    d = base / "triton-config-studio" / name
+    d.mkdir(parents=True, exist_ok=True)
+    return d

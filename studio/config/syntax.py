@@ -587,13 +587,13 @@ def unknown_field_hint(desc: Descriptor, name: str) -> str | None:
     for f in desc.fields:
         if f.name == lower:
             return f"did you mean {f.name}? (field names are lower case)"
-    homes = _field_homes(desc.file.pool if hasattr(desc.file, "pool") else None, desc, name)
+    homes = _field_homes(desc, name)
     if homes:
         return f"{name} belongs inside {' or '.join(homes)}, not in {desc.name}"
     return f"{desc.name} has the fields: {', '.join(names)}"
 
 
-def _field_homes(_pool, desc: Descriptor, name: str) -> list[str]:
+def _field_homes(desc: Descriptor, name: str) -> list[str]:
     """Field paths (from the file's ModelConfig) of other messages that have a field of this name."""
     root = desc.file.message_types_by_name.get("ModelConfig")
     if root is None:

@@ -23,6 +23,7 @@ import threading
 import time
 from pathlib import Path
 
+from studio.resources import state_dir
 from studio.runtime.base import (
     Endpoints,
     Runtime,
@@ -151,16 +152,14 @@ def _die_with_parent(parent: int):
     return setup
 
 
-def state_dir() -> Path:
-    d = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "triton-config-studio" / "servers"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+def servers_dir() -> Path:
+    return state_dir("servers")
 
 
 def list_embedded_servers() -> list[dict]:
     """Studio-owned embedded servers that are still running (from their state files)."""
     out = []
-    for f in sorted(state_dir().glob("*.json")):
+    for f in sorted(servers_dir().glob("*.json")):
         try:
             info = json.loads(f.read_text())
             os.kill(int(info["pid"]), 0)
@@ -258,7 +257,7 @@ class EmbeddedRuntime(Runtime):
             self._terminate(options.stop_grace_s)
             raise
         self.status = Status.READY
-        self._state_file = state_dir() / f"{self._proc.pid}.json"
+        self._state_file = servers_dir() / f"{self._proc.pid}.json"
         self._state_file.write_text(json.dumps({
             "kind": self.kind, "pid": self._proc.pid, "repository": str(repo),
             "http": self.endpoints.http, "grpc": self.endpoints.grpc, "metrics": self.endpoints.metrics,

@@ -16,13 +16,12 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, QRunnable, QThreadPool, 
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from studio.config import ConfigDocument, EditError, ParseError, PathError, atomic_write
+from studio.resources import state_dir
 from studio.validate import Options, validate_config
 
 
 def recovery_dir() -> Path:
-    d = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "triton-config-studio" / "recovery"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    return state_dir("recovery")
 
 
 def recovery_files() -> list[dict]:

@@ -24,29 +24,29 @@ def demo_copy(tmp_path: Path) -> Path:
     return repo
 
 
-def infer_add_sub(grpc_target: str) -> None:
+def _infer_two_inputs(grpc_target: str, model: str, b_value: float):
+    """INPUT0 = 0..15 and INPUT1 = b_value (shape [1, 16], FP32) sent to a model: (a, b, result)."""
     client = grpcclient.InferenceServerClient(grpc_target)
     a = np.arange(16, dtype=np.float32).reshape(1, 16)
-    b = np.full((1, 16), 2.0, dtype=np.float32)
+    b = np.full((1, 16), b_value, dtype=np.float32)
     inputs = [grpcclient.InferInput("INPUT0", [1, 16], "FP32"), grpcclient.InferInput("INPUT1", [1, 16], "FP32")]
     inputs[0].set_data_from_numpy(a)
     inputs[1].set_data_from_numpy(b)
-    r = client.infer("add_sub", inputs)
+    result = client.infer(model, inputs)
+    client.close()
+    return a, b, result
+
+
+def infer_add_sub(grpc_target: str) -> None:
+    a, b, r = _infer_two_inputs(grpc_target, "add_sub", 2.0)
     np.testing.assert_array_equal(r.as_numpy("OUTPUT0"), a + b)
     np.testing.assert_array_equal(r.as_numpy("OUTPUT1"), a - b)
-    client.close()
 
 
 def infer_pipeline(grpc_target: str) -> None:
     """The demo ensemble: add_sub's sum through batched_sleep (an identity on the values)."""
-    client = grpcclient.InferenceServerClient(grpc_target)
-    a = np.arange(16, dtype=np.float32).reshape(1, 16)
-    b = np.full((1, 16), 3.0, dtype=np.float32)
-    inputs = [grpcclient.InferInput("INPUT0", [1, 16], "FP32"), grpcclient.InferInput("INPUT1", [1, 16], "FP32")]
-    inputs[0].set_data_from_numpy(a)
-    inputs[1].set_data_from_numpy(b)
-    np.testing.assert_array_equal(client.infer("pipeline", inputs).as_numpy("OUTPUT"), a + b)
-    client.close()
+    a, b, r = _infer_two_inputs(grpc_target, "pipeline", 3.0)
+    np.testing.assert_array_equal(r.as_numpy("OUTPUT"), a + b)
 
 
 def concurrent_load(grpc_target: str, model: str = "batched_sleep", requests: int = 96, workers: int = 24) -> None:
