@@ -1,4 +1,4 @@
-"""Where the studio keeps files: its data (resources/, beside the package or under share/) and its state.
+"""Where the studio keeps files: its data (resources/, beside the package or under share/) and its state."""
 
 from __future__ import annotations
 
