@@ -12,7 +12,9 @@ from pathlib import Path
 
 from studio import __version__
 
-SUBCOMMANDS = ("fmt", "get", "set", "validate", "diff", "new", "templates", "serve", "status", "doctor", "bench", "tune")
+SUBCOMMANDS = (
+    "fmt", "get", "set", "validate", "diff", "new", "templates", "serve", "status", "doctor", "bench", "tune", "dashboard",
+)
 
 
 def _config_files(paths: list[str]) -> list[Path]:
@@ -435,6 +437,13 @@ def cmd_tune(args) -> int:
     return 0
 
 
+def cmd_dashboard(args) -> int:
+    """The window (lazily imported: the CLI's other commands never load Qt)."""
+    from studio.ui.tuning.scripted import run_dashboard
+
+    return run_dashboard(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="triton-studio",
@@ -514,6 +523,18 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--config", help="the model's config.pbtxt (base of the edits; written with --write)")
     tu.add_argument("--write", action="store_true", help="write the best settings into --config as a minimal edit")
     tu.set_defaults(func=cmd_tune)
+    db = sub.add_parser("dashboard", help="the live tuning dashboard on a model, optionally playing a script (window)")
+    db.add_argument("repository", help="the model repository")
+    db.add_argument("--model", required=True, help="the model to tune")
+    db.add_argument("--server", default="embedded", help="embedded (default), docker, or a Triton URL (grpc://HOST:PORT)")
+    load = db.add_mutually_exclusive_group()
+    load.add_argument("--concurrency", type=int, help="requests in flight (default 16)")
+    load.add_argument("--rate", type=float, help="requests per second")
+    db.add_argument("--script", metavar="STEPS.json", help="a timeline of config and load changes to play")
+    db.add_argument("--record", metavar="OUT.json", help="write samples and changes here")
+    db.add_argument("--screenshot", metavar="OUT.png", help="save a picture of the window at the end")
+    db.add_argument("--exit-after", type=float, metavar="S", help="close after S seconds")
+    db.set_defaults(func=cmd_dashboard)
     dr = sub.add_parser("doctor", help="check Docker, the NVIDIA runtime, GPUs, the embedded server and Qt")
     dr.set_defaults(func=cmd_doctor)
     return p
@@ -541,7 +562,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.repository and not os.path.isdir(args.repository):
         print(f"triton-studio: {args.repository}: not a folder", file=sys.stderr)
         return 2
-    from studio.ui.app import run_gui
+    from studio.ui.shell.main_window import run_gui
 
     return run_gui(args.repository, screenshot=args.screenshot, serve=args.serve)
 

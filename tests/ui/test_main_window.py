@@ -24,7 +24,7 @@ def window(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    from studio.ui.app import MainWindow, make_app
+    from studio.ui.shell.main_window import MainWindow, make_app
 
     make_app()
     from PySide6.QtWidgets import QMessageBox
@@ -169,7 +169,7 @@ def test_external_change_reloads_when_clean_and_asks_when_dirty(window, qtbot, r
 
 
 def test_crash_recovery_file_and_restore(window, qtbot, repo):
-    from studio.ui.controller import recovery_files
+    from studio.ui.editor.controller import recovery_files
 
     open_repo(window, qtbot, repo)
     cfg = repo / "add_sub" / "config.pbtxt"
@@ -303,7 +303,7 @@ def test_real_window_under_xvfb(tmp_path):
 
 
 def test_new_model_wizard_writes_a_valid_model(window, qtbot, repo):
-    from studio.ui.wizard import NewModelDialog
+    from studio.ui.wizard.wizard import NewModelDialog
     from studio.validate import validate_path
 
     open_repo(window, qtbot, repo)

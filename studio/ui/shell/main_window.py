@@ -1,9 +1,9 @@
-"""The studio's main window: repository browser, config editors (form + text + validation) in tabs, diff
-view, server panel; menus, toolbar, shortcuts, recent repositories, crash recovery."""
+"""The shell: the main window that wires the capabilities together (repository browser, editor tabs, diff,
+ensemble graph, server panel, wizard); menus, toolbar, shortcuts, settings, recent repositories, crash
+recovery. Repository operations are the core's (studio.repository.operations); the shell asks and shows."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -28,16 +28,17 @@ from PySide6.QtWidgets import (
 
 from studio import __version__
 from studio.repository import Repository
-from studio.ui.controller import DocumentController, discard_recovery, recovery_files
-from studio.ui.editor import ConfigEditor
-from studio.ui.repository_model import (
+from studio.repository.operations import OperationError, duplicate_model, rename_model, trash_model
+from studio.ui.browser.repository_model import (
     ROLE_KIND,
     ROLE_MODEL,
     RepositoryFilter,
     RepositoryModel,
     ScanJob,
 )
-from studio.ui.server_panel import ServerPanel
+from studio.ui.editor.controller import DocumentController, discard_recovery, recovery_files
+from studio.ui.server.server_panel import ServerPanel
+from studio.ui.shell.editor_tab import ConfigEditor
 
 
 class MainWindow(QMainWindow):
@@ -270,7 +271,7 @@ class MainWindow(QMainWindow):
     def new_model(self, dialog=None) -> str | None:
         """The new-model wizard; returns the config written (or None)."""
         from studio.repository.templates import create_model
-        from studio.ui.wizard import NewModelDialog
+        from studio.ui.wizard.wizard import NewModelDialog
 
         if not self.repository:
             return None
@@ -292,12 +293,11 @@ class MainWindow(QMainWindow):
             new_name, ok = QInputDialog.getText(self, "Duplicate", f"Copy {model} as:", text=f"{model}_copy")
             if not ok or not new_name:
                 return
-        src, dst = Path(self.repository) / model, Path(self.repository) / new_name
-        if dst.exists():
-            QMessageBox.warning(self, "Duplicate", f"{dst} already exists")
+        try:
+            duplicate_model(self.repository, model, new_name)
+        except OperationError as e:
+            QMessageBox.warning(self, "Duplicate", str(e))
             return
-        shutil.copytree(src, dst, symlinks=True)
-        _rename_in_config(dst, new_name)
         self._scan(full=False)
 
     def rename_model(self, model: str, new_name: str | None = None) -> None:
@@ -306,17 +306,17 @@ class MainWindow(QMainWindow):
             new_name, ok = QInputDialog.getText(self, "Rename", f"New name for {model}:", text=model)
             if not ok or not new_name or new_name == model:
                 return
-        src, dst = Path(self.repository) / model, Path(self.repository) / new_name
-        if dst.exists():
-            QMessageBox.warning(self, "Rename", f"{dst} already exists")
-            return
+        src = Path(self.repository) / model
         for i in range(self.tabs.count() - 1, 0, -1):
             ed = self.tabs.widget(i)
             if isinstance(ed, ConfigEditor) and ed.controller.path and Path(ed.controller.path).parent == src:
                 if not self.close_tab(i):
                     return
-        src.rename(dst)
-        _rename_in_config(dst, new_name)
+        try:
+            rename_model(self.repository, model, new_name)
+        except OperationError as e:
+            QMessageBox.warning(self, "Rename", str(e))
+            return
         self._scan(full=False)
 
     def delete_model(self, model: str, confirm: bool = True) -> None:
@@ -325,9 +325,11 @@ class MainWindow(QMainWindow):
             r = self.ask("Delete model", f"Move {path} to the trash?\n(It can be restored from there.)")
             if r != QMessageBox.StandardButton.Yes:
                 return
-        trash = trash_dir()
-        target = trash / f"{model}-{int(__import__('time').time())}"
-        shutil.move(str(path), str(target))
+        try:
+            target = trash_model(self.repository, model)
+        except (OperationError, OSError) as e:
+            QMessageBox.warning(self, "Delete", str(e))
+            return
         self.status.setText(f"{model} moved to {target}")
         self._scan(full=False)
 
@@ -543,7 +545,7 @@ class MainWindow(QMainWindow):
         return view
 
     def show_diff(self, left: str, right: str, left_name: str, right_name: str):
-        from studio.ui.diff_view import DiffView
+        from studio.ui.diff.diff_view import DiffView
 
         view = DiffView(left, right, left_name, right_name)
         self.tabs.addTab(view, f"diff: {left_name} ↔ {right_name}")
@@ -551,7 +553,7 @@ class MainWindow(QMainWindow):
         return view
 
     def show_ensemble(self):
-        from studio.ui.ensemble_view import EnsembleView
+        from studio.ui.ensemble.ensemble_view import EnsembleView
 
         ed = self.current_editor()
         if ed is None or ed.controller.document is None:
@@ -602,26 +604,6 @@ class MainWindow(QMainWindow):
         settings.setValue("window/state", self.saveState())
         self.server.shutdown()
         super().closeEvent(event)
-
-
-def _rename_in_config(model_dir: Path, name: str) -> None:
-    """Keep `name:` equal to the folder (Triton refuses a mismatch); a config without `name:` needs nothing."""
-    from studio.config import ConfigDocument
-
-    cfg = model_dir / "config.pbtxt"
-    if cfg.exists():
-        doc = ConfigDocument.load(cfg)
-        if doc.has("name"):
-            doc.set("name", name)
-            doc.save()
-
-
-def trash_dir() -> Path:
-    import os
-
-    d = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "Trash" / "triton-config-studio"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 def make_app(argv: list[str] | None = None) -> QApplication:

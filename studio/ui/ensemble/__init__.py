@@ -1,0 +1,1 @@
+"""Ensemble: the pipeline graph of an ensemble config (steps, wires, broken wires in red)."""

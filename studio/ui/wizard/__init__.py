@@ -1,0 +1,1 @@
+"""Wizard: a new model from a template (studio.repository.templates)."""
