@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_repository import make_repo  # noqa: E402
 from PySide6.QtCore import QElapsedTimer, QTimer  # noqa: E402
 
-from studio.ui.app import MainWindow, make_app  # noqa: E402
+from studio.ui.shell.main_window import MainWindow, make_app  # noqa: E402
 
 
 class LagProbe:
