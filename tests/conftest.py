@@ -8,6 +8,19 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Waits in GUI and integration tests scale with the machine: STUDIO_TEST_TIMEOUT_SCALE=3 on a slow or loaded one.
+TIMEOUT_SCALE = float(os.environ.get("STUDIO_TEST_TIMEOUT_SCALE", "1") or 1)
+
+
+def scaled(ms: float) -> int:
+    """A wait in milliseconds (what a qtbot.wait* takes), scaled for this machine; at least the given value."""
+    return int(ms * max(1.0, TIMEOUT_SCALE))
+
+
+def scaled_s(seconds: float) -> float:
+    """A wait in seconds, scaled like scaled()."""
+    return seconds * max(1.0, TIMEOUT_SCALE)
 CORPUS = Path(os.environ.get("STUDIO_CORPUS", REPO.parent / "shared" / "corpus"))
 
 
