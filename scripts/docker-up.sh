@@ -26,5 +26,7 @@ if ! docker info >/dev/null 2>&1; then
 fi
 
 start=$(date +%s)
-bash packaging/cpu-triton-image/build.sh | tail -n 1 > .cpu-image-tag
+tag=$(bash packaging/cpu-triton-image/build.sh | tee /dev/stderr | tail -n 1) \
+  || { echo "docker-up: building the CPU Triton image failed (packaging/cpu-triton-image/build.sh, messages above)" >&2; exit 1; }
+echo "$tag" > .cpu-image-tag
 echo "docker-up: CPU image $(cat .cpu-image-tag) ready ($(( $(date +%s) - start )) s)"

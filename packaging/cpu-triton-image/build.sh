@@ -13,7 +13,11 @@ PYTHON="${PYTHON:-.venv/bin/python}"
 force=0
 [ "${1:-}" = "--force" ] && force=1
 
-version="$("$PYTHON" -c 'from studio.runtime.embedded import EmbeddedServer; print(EmbeddedServer.find().triton_version())')"
+fail() { echo "build: $*" >&2; exit 1; }
+command -v docker >/dev/null || fail "docker is not installed (bash scripts/docker-up.sh installs it)"
+command -v debootstrap >/dev/null || fail "debootstrap is not installed (apt-get install debootstrap)"
+version="$("$PYTHON" -c 'from studio.runtime.embedded import EmbeddedServer; print(EmbeddedServer.find().triton_version())')" \
+  || fail "the embedded Triton (nvidia-pytriton) is not installed in $PYTHON's environment (bash scripts/setup.sh all)"
 tag="${TAG:-triton-config-studio/tritonserver-cpu:${version}}"
 
 if [ $force -eq 0 ] && docker image inspect "$tag" >/dev/null 2>&1; then
@@ -22,9 +26,7 @@ if [ $force -eq 0 ] && docker image inspect "$tag" >/dev/null 2>&1; then
   exit 0
 fi
 
-mirror="$(sed -n 's/^URIs:[[:space:]]*\(http[^ ]*debian\)[[:space:]]*$/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1)"
-[ -n "$mirror" ] || mirror="$(sed -n 's/^deb[[:space:]]\+\(http[^ ]*debian\)[[:space:]].*/\1/p' /etc/apt/sources.list 2>/dev/null | head -n1)"
-[ -n "$mirror" ] || mirror="http://deb.debian.org/debian"
+mirror="$(bash scripts/debian-mirror.sh)"
 
 work="$(mktemp -d /tmp/triton-cpu-image.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
@@ -32,7 +34,7 @@ root="$work/root"
 
 echo "build: debootstrap bookworm from $mirror"
 debootstrap --variant=minbase --include=python3,python3-numpy,libpython3.11,ca-certificates bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 \
-  || { tail -n 30 "$work/debootstrap.log"; exit 1; }
+  || { tail -n 30 "$work/debootstrap.log" >&2; fail "debootstrap of bookworm from $mirror failed (log above)"; }
 
 site="$("$PYTHON" -c 'import pytriton, os; print(os.path.dirname(os.path.dirname(pytriton.__file__)))')"
 ts="$site/pytriton/tritonserver"
@@ -50,5 +52,5 @@ tar -C "$root" -c . | docker import \
   -c 'ENV PATH=/opt/tritonserver/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   -c 'WORKDIR /opt/tritonserver' \
   -c 'LABEL org.opencontainers.image.title="Triton (CPU, built by triton-config-studio)"' \
-  - "$tag" >/dev/null
+  - "$tag" >/dev/null || fail "docker import of $tag failed"
 echo "$tag"

@@ -1,4 +1,4 @@
-"""Every file of the shared corpus: byte-identical round trip and the same message as text_format.Parse."""
+"""Every file of the vendored corpus (tests/data/corpus): byte-identical round trip and the same message as text_format.Parse."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
 from studio.config import ConfigDocument, ParseError
-from tests.conftest import CORPUS, corpus_files
+from tests.conftest import corpus_files, corpus_id
 
 FILES = corpus_files()
 
 
-@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(CORPUS)) for p in FILES])
+@pytest.mark.parametrize("path", FILES, ids=[corpus_id(p) for p in FILES])
 def test_corpus_file_round_trips_and_matches_text_format(path):
     text = path.read_bytes().decode("utf-8")
     expected = model_config_pb2.ModelConfig()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS, REPO
+from tests.conftest import CORPUS, REPO, scaled, scaled_s
 
 pytestmark = pytest.mark.gui
 DEMO = REPO / "model_repository_templates" / "demo"
@@ -50,7 +50,7 @@ def repo(tmp_path) -> Path:
 
 
 def open_repo(window, qtbot, path) -> None:
-    with qtbot.waitSignal(window.sig_repository_loaded, timeout=15000):
+    with qtbot.waitSignal(window.sig_repository_loaded, timeout=scaled(30000)):
         window.open_repository(str(path))
 
 
@@ -89,7 +89,7 @@ def test_type_in_the_form_and_save_changes_only_that_line(window, qtbot, repo):
     box.selectAll()
     qtbot.keyClicks(box, "32")
     qtbot.keyClick(box, "\r")
-    qtbot.waitUntil(lambda: "max_batch_size: 32" in ed.text.toPlainText(), timeout=3000)
+    qtbot.waitUntil(lambda: "max_batch_size: 32" in ed.text.toPlainText(), timeout=scaled(3000))
     assert "*" in window.tabs.tabText(window.tabs.indexOf(ed))
     window.save_current()
     after = cfg.read_text()
@@ -105,7 +105,7 @@ def test_text_edit_updates_the_form_and_undo_works_across_views(window, qtbot, r
     # 1) the text view
     ed.text.setPlainText(original.replace("max_batch_size: 64", "max_batch_size: 16"))
     ed.text.flush()
-    qtbot.waitUntil(lambda: ed.form.widgets.get("max_batch_size") is not None and ed.form.widgets["max_batch_size"].text() == "16", timeout=3000)
+    qtbot.waitUntil(lambda: ed.form.widgets.get("max_batch_size") is not None and ed.form.widgets["max_batch_size"].text() == "16", timeout=scaled(3000))
     # 2) the form
     ed.form._set("dynamic_batching.max_queue_delay_microseconds", 700)
     assert "max_queue_delay_microseconds: 700" in ed.text.toPlainText()
@@ -114,7 +114,7 @@ def test_text_edit_updates_the_form_and_undo_works_across_views(window, qtbot, r
     assert "max_queue_delay_microseconds: 100" in ed.text.toPlainText()
     window.act_undo.trigger()
     assert ed.controller.text == original and ed.text.toPlainText() == original
-    qtbot.waitUntil(lambda: ed.form.widgets["max_batch_size"].text() == "64", timeout=3000)
+    qtbot.waitUntil(lambda: ed.form.widgets["max_batch_size"].text() == "64", timeout=scaled(3000))
     window.act_redo.trigger()
     assert "max_batch_size: 16" in ed.controller.text
 
@@ -124,8 +124,8 @@ def test_unparsable_text_disables_the_form_and_marks_the_error(window, qtbot, re
     ed = window.open_config(str(repo / "add_sub" / "config.pbtxt"))
     ed.text.setPlainText(ed.controller.text.replace("max_batch_size: 64", "max_batch_sise: 64"))
     ed.text.flush()
-    qtbot.waitUntil(lambda: ed.form.widget().findChild(type(window.status), "form_unavailable") is not None, timeout=3000)
-    qtbot.waitUntil(lambda: any(f.rule == "syntax" for f in ed.controller.findings), timeout=3000)
+    qtbot.waitUntil(lambda: ed.form.widget().findChild(type(window.status), "form_unavailable") is not None, timeout=scaled(3000))
+    qtbot.waitUntil(lambda: any(f.rule == "syntax" for f in ed.controller.findings), timeout=scaled(3000))
     f = ed.controller.findings[0]
     assert (f.line, f.column) == (4, 1) and "did you mean max_batch_size" in f.hint
     assert ed.findings.tree.topLevelItemCount() == 1
@@ -137,7 +137,7 @@ def test_validation_panel_jumps_and_applies_fixes(window, qtbot, repo):
     cfg.write_text(cfg.read_text().replace("max_queue_delay_microseconds: 100", "max_queue_delay_microseconds: 100\n  preferred_batch_size: [ 128 ]"))
     open_repo(window, qtbot, repo)
     ed = window.open_config(str(cfg))
-    qtbot.waitUntil(lambda: ed.findings.tree.topLevelItemCount() > 0, timeout=5000)
+    qtbot.waitUntil(lambda: ed.findings.tree.topLevelItemCount() > 0, timeout=scaled(5000))
     item = ed.findings.tree.topLevelItem(0)
     f = item.data(0, 0x0100 + 2)
     assert f.rule == "dynamic-batching.preferred-le-max"
@@ -147,7 +147,7 @@ def test_validation_panel_jumps_and_applies_fixes(window, qtbot, repo):
     assert ed.findings.fix_button.isEnabled()
     ed.findings.fix_button.click()
     assert "max_batch_size: 128" in ed.controller.text
-    qtbot.waitUntil(lambda: not [x for x in ed.controller.findings if x.severity == "error"], timeout=5000)
+    qtbot.waitUntil(lambda: not [x for x in ed.controller.findings if x.severity == "error"], timeout=scaled(5000))
     shot(window, "validation_panel.png")
 
 
@@ -156,13 +156,13 @@ def test_external_change_reloads_when_clean_and_asks_when_dirty(window, qtbot, r
     cfg = repo / "add_sub" / "config.pbtxt"
     ed = window.open_config(str(cfg))
     cfg.write_text(cfg.read_text().replace("max_batch_size: 64", "max_batch_size: 48"))
-    qtbot.waitUntil(lambda: "max_batch_size: 48" in ed.controller.text, timeout=5000)
+    qtbot.waitUntil(lambda: "max_batch_size: 48" in ed.controller.text, timeout=scaled(5000))
     assert not ed.controller.dirty
     ed.form._set("max_batch_size", 24)
     asked = []
     window.choose_external = lambda e: asked.append(e) or "diff"
     cfg.write_text(cfg.read_text().replace("max_batch_size: 48", "max_batch_size: 12"))
-    qtbot.waitUntil(lambda: bool(asked), timeout=5000)
+    qtbot.waitUntil(lambda: bool(asked), timeout=scaled(5000))
     assert "max_batch_size: 24" in ed.controller.text  # the user's edit is not lost
     diff = window.current_editor() is None and window.tabs.currentWidget()
     assert diff is not None and [c.path for c in diff.changes] == ["max_batch_size"]
@@ -175,7 +175,7 @@ def test_crash_recovery_file_and_restore(window, qtbot, repo):
     cfg = repo / "add_sub" / "config.pbtxt"
     ed = window.open_config(str(cfg))
     ed.form._set("max_batch_size", 7)
-    qtbot.waitUntil(lambda: bool(recovery_files()), timeout=5000)  # written shortly after the change
+    qtbot.waitUntil(lambda: bool(recovery_files()), timeout=scaled(5000))  # written shortly after the change
     info = recovery_files()[0]
     assert info["path"] == str(cfg) and "max_batch_size: 7" in info["text"]
     # a new studio (the old one "crashed": no clean close) restores it
@@ -216,7 +216,7 @@ def test_diff_view_and_ensemble_view(window, qtbot, tmp_path):
 
 def test_browser_follows_changes_on_disk_and_diffs_against_a_template(window, qtbot, repo):
     open_repo(window, qtbot, repo)
-    with qtbot.waitSignal(window.sig_repository_loaded, timeout=15000):
+    with qtbot.waitSignal(window.sig_repository_loaded, timeout=scaled(30000)):
         (repo / "newcomer" / "1").mkdir(parents=True)
     names = [window.proxy.index(r, 0).data().split()[0] for r in range(window.proxy.rowCount())]
     assert "newcomer" in names
@@ -228,13 +228,13 @@ def test_browser_follows_changes_on_disk_and_diffs_against_a_template(window, qt
 
 def test_rename_duplicate_delete(window, qtbot, repo):
     open_repo(window, qtbot, repo)
-    with qtbot.waitSignal(window.sig_repository_loaded, timeout=15000):
+    with qtbot.waitSignal(window.sig_repository_loaded, timeout=scaled(30000)):
         window.duplicate_model("add_sub", "add_sub_copy")
     assert 'name: "add_sub_copy"' in (repo / "add_sub_copy" / "config.pbtxt").read_text()
-    with qtbot.waitSignal(window.sig_repository_loaded, timeout=15000):
+    with qtbot.waitSignal(window.sig_repository_loaded, timeout=scaled(30000)):
         window.rename_model("add_sub_copy", "renamed")
     assert not (repo / "add_sub_copy").exists() and 'name: "renamed"' in (repo / "renamed" / "config.pbtxt").read_text()
-    with qtbot.waitSignal(window.sig_repository_loaded, timeout=15000):
+    with qtbot.waitSignal(window.sig_repository_loaded, timeout=scaled(30000)):
         window.delete_model("renamed", confirm=False)
     assert not (repo / "renamed").exists()
     assert any(p.name.startswith("renamed-") for p in (Path(os.environ["XDG_DATA_HOME"]) / "Trash" / "triton-config-studio").iterdir())
@@ -255,11 +255,11 @@ def test_server_panel_starts_and_stops_the_embedded_triton(window, qtbot):
     open_repo(window, qtbot, DEMO)
     states = []
     window.server.sig_state_changed.connect(states.append)
-    with qtbot.waitSignal(window.server.sig_state_changed, timeout=60000, check_params_cb=lambda s: s == "ready"):
+    with qtbot.waitSignal(window.server.sig_state_changed, timeout=scaled(120000), check_params_cb=lambda s: s == "ready"):
         window.server.start(window.repository, "embedded")
     assert "ready" in window.server.status.text() and "grpc://127.0.0.1:" in window.server.status.text()
     pid = window.server.runtime.pid
-    qtbot.waitUntil(lambda: "Started GRPCInferenceService" in window.server.log.toPlainText(), timeout=10000)
+    qtbot.waitUntil(lambda: "Started GRPCInferenceService" in window.server.log.toPlainText(), timeout=scaled(20000))
     shot(window, "main_window_server.png")
     # the file against what the server made of it (auto-completed fields)
     from studio.runtime.client import TritonClient
@@ -270,7 +270,7 @@ def test_server_panel_starts_and_stops_the_embedded_triton(window, qtbot):
     dv = window.tabs.currentWidget()
     added = {c.path for c in dv.changes if c.kind == "added"}
     assert "version_policy" in added and "optimization" in added
-    with qtbot.waitSignal(window.server.sig_state_changed, timeout=30000, check_params_cb=lambda s: s == "stopped"):
+    with qtbot.waitSignal(window.server.sig_state_changed, timeout=scaled(60000), check_params_cb=lambda s: s == "stopped"):
         window.server.stop()
     assert states[:2] == ["starting", "ready"]
     try:
@@ -294,7 +294,7 @@ def test_real_window_under_xvfb(tmp_path):
     env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
     out = tmp_path / "xvfb.png"
     r = subprocess.run([xvfb, "-a", "-s", "-screen 0 1280x800x24", sys.executable, "-m", "studio.cli", str(DEMO),
-                        "--screenshot", str(out)], env=env, capture_output=True, text=True, timeout=120)
+                        "--screenshot", str(out)], env=env, capture_output=True, text=True, timeout=scaled_s(120))
     assert r.returncode == 0, r.stderr[-2000:]
     from PySide6.QtGui import QImage
 
@@ -342,18 +342,18 @@ def test_oneof_selector_switches_the_branch(window, qtbot, repo):
     ed = window.open_config(str(repo / "add_sub" / "config.pbtxt"))
     vp = ed.form.widgets["version_policy"]
     vp.setChecked(True)  # set version_policy { }
-    qtbot.waitUntil(lambda: "version_policy" in ed.controller.text, timeout=3000)
+    qtbot.waitUntil(lambda: "version_policy" in ed.controller.text, timeout=scaled(3000))
     from PySide6.QtWidgets import QComboBox, QStackedWidget
 
-    qtbot.waitUntil(lambda: ed.form.widgets["version_policy"].findChild(QComboBox) is not None, timeout=3000)
+    qtbot.waitUntil(lambda: ed.form.widgets["version_policy"].findChild(QComboBox) is not None, timeout=scaled(3000))
     combo = ed.form.widgets["version_policy"].findChild(QComboBox)
     combo.setCurrentText("specific")
     combo.activated.emit(combo.currentIndex())
-    qtbot.waitUntil(lambda: "specific" in ed.controller.text, timeout=3000)
+    qtbot.waitUntil(lambda: "specific" in ed.controller.text, timeout=scaled(3000))
     assert ed.controller.document.to_message().version_policy.WhichOneof("policy_choice") == "specific"
     def stack():
         return ed.form.widgets["version_policy"].findChild(QStackedWidget)
 
     # the form rebuilds shortly after the edit: then the page of "specific" is the current one
-    qtbot.waitUntil(lambda: stack() is not None and stack().currentIndex() == 3, timeout=3000)
+    qtbot.waitUntil(lambda: stack() is not None and stack().currentIndex() == 3, timeout=scaled(3000))
     assert stack().count() == 4  # (none), latest, all, specific
