@@ -1,0 +1,336 @@
+"""The live tuning engine behind the dashboard (no Qt): load that keeps running while the model's config
+changes underneath it, samples handed to subscribers, timed reloads, and one record per applied change with
+its steady-state figures.
+
+    engine = LiveEngine("127.0.0.1:8001", "batched_sleep", doc, client=client, concurrency=16)
+    engine.subscribe(on_sample)                   # called on the sampler thread with each Sample (250 ms)
+    engine.start()
+    result = engine.reload(new_text, diff="max_queue_delay 0->2000 us", t_requested=t)   # blocking: a worker
+    engine.set_concurrency(64); engine.set_rate(500, poisson=True); engine.set_shape(Ramp(10, 500, 30))
+    engine.pause(); engine.resume(); engine.stop()
+
+Times in records are seconds since the engine was made (`engine.now()`), the dashboard's x axis.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from studio.config import ConfigDocument
+from studio.tuning.inputs import InputError, from_input_data, synthesize
+from studio.tuning.loadgen import LoadGenerator, LoadSpec
+from studio.tuning.reload import SteadyDetector
+from studio.tuning.sampler import Sample, Sampler
+from studio.tuning.session import TuningSession, perf_analyzer_command
+
+
+@dataclass
+class Change:
+    """One applied (or refused) config change."""
+
+    index: int
+    t_requested: float
+    t_started: float
+    t_live: float | None
+    reload_s: float
+    diff: str
+    ok: bool
+    message: str | None
+    text: str  # the config that was loaded (or refused)
+    edits: dict = field(default_factory=dict)
+    steady: dict | None = None
+    errors_during_reload: int = 0
+    concurrency: int | None = None
+    rate: float | None = None
+    source: str = "control"  # control | script | autotune | recipe | ab | row
+
+    def to_json(self) -> dict:
+        st = None
+        if self.steady is not None:
+            st = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.steady.items()}
+        return {"t_requested": round(self.t_requested, 3), "t_live": None if self.t_live is None else round(self.t_live, 3),
+                "reload_s": round(self.reload_s, 3), "diff": self.diff, "ok": self.ok, "message": self.message,
+                "steady": st, "errors_during_reload": self.errors_during_reload, "source": self.source,
+                "concurrency": self.concurrency, "rate": self.rate, "edits": self.edits}
+
+
+def failure_text(e: Exception) -> str:
+    """Triton's own reason for a refused load (from the log when the runtime has one), on one line."""
+    reason = getattr(e, "reason", None)
+    server = getattr(e, "server_message", None)
+    text = reason or server or str(e)
+    return " ".join(str(text).split())
+
+
+class LiveEngine:
+    def __init__(self, target: str, model: str, document: ConfigDocument, client=None, *,
+                 concurrency: int | None = 16, rate: float | None = None, poisson: bool = False,
+                 requests: list[bytes] | None = None, shapes: dict[str, list[int]] | None = None,
+                 input_data: str | None = None, period_s: float = 0.25, steady_budget_s: float = 30.0) -> None:
+        self.target = target.removeprefix("grpc://")
+        self.model = model
+        self.client = client
+        self.period_s = period_s
+        self.steady_budget_s = steady_budget_s
+        self.t0 = time.monotonic()
+        self.live_text = document.text  # what the server runs (as far as the studio changed it)
+        self.concurrency = concurrency if rate is None else None
+        self.rate = rate
+        self.poisson = poisson
+        self.shapes = shapes or {}
+        self.input_data = input_data
+        self._requests = requests
+        self._base = document
+        self.loadgen: LoadGenerator | None = None
+        self.sampler: Sampler | None = None
+        self._subscribers: list[Callable[[Sample], None]] = []
+        self._steady_subscribers: list[Callable[[Change], None]] = []
+        self.changes: list[Change] = []
+        self._detectors: list[tuple[Change, SteadyDetector]] = []
+        self._lock = threading.Lock()
+        self.errors_total = 0
+        self.util_source: str | None = None  # "gpu" | "cpu" once the metrics endpoint answered
+        self._metrics_every = max(1, round(2.0 / period_s))
+        self._metrics_n = 0
+        self._metrics_ok = True
+        self._last_util: tuple[float | None, float | None] = (None, None)
+        self._shape = None
+        self._shape_stop = threading.Event()
+        self._shape_thread: threading.Thread | None = None
+        self.paused = False
+
+    # -- time ---------------------------------------------------------------------------------------------
+    def now(self) -> float:
+        return time.monotonic() - self.t0
+
+    def rel(self, t_monotonic: float) -> float:
+        return t_monotonic - self.t0
+
+    # -- requests -----------------------------------------------------------------------------------------
+    def requests(self) -> list[bytes]:
+        if self._requests is None:
+            config = self._base.to_message()
+            if not config.input and self.client is not None:
+                from studio.tuning.remote import fetch_config
+
+                config = fetch_config(self.target, self.model)
+            if self.input_data:
+                self._requests = from_input_data(self.model, config, self.input_data)
+            else:
+                self._requests = synthesize(self.model, config, 1, self.shapes)
+        return self._requests
+
+    def set_inputs(self, shapes: dict[str, list[int]] | None = None, input_data: str | None = None) -> None:
+        """New input shapes or a perf_analyzer --input-data file: requests are rebuilt, load restarts."""
+        self.shapes, self.input_data, self._requests = shapes or {}, input_data, None
+        self.requests()  # raises InputError now, at the control
+        if self.running:
+            self._restart()
+
+    # -- load ---------------------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.loadgen is not None and self.loadgen.running
+
+    def subscribe(self, callback: Callable[[Sample], None]) -> None:
+        self._subscribers.append(callback)
+
+    def subscribe_steady(self, callback: Callable[[Change], None]) -> None:
+        self._steady_subscribers.append(callback)
+
+    def start(self) -> LiveEngine:
+        reqs = self.requests()
+        spec = LoadSpec(concurrency=self.concurrency, rate=self.rate, poisson=self.poisson, duration_s=None,
+                        error_threshold=1.01, timeout_s=30.0)
+        self.loadgen = LoadGenerator(self.target, reqs, spec).start()
+        self.sampler = Sampler(self.loadgen, self.client, self.model, period_s=self.period_s, gpu_metrics=False)
+        self.sampler.subscribe(self._on_sample)
+        self.sampler.start()
+        self.paused = False
+        return self
+
+    def stop(self) -> None:
+        self.clear_shape()
+        if self.loadgen is not None:
+            self.loadgen.stop()
+        if self.sampler is not None:
+            self.sampler.stop()
+
+    def pause(self) -> None:
+        self.stop()
+        self.paused = True
+
+    def resume(self) -> None:
+        if not self.running:
+            self.start()
+
+    def _restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def set_concurrency(self, n: int) -> None:
+        n = max(1, int(n))
+        if self.rate is not None:
+            self.rate, self.concurrency = None, n
+            if self.running:
+                self._restart()
+            return
+        self.concurrency = n
+        if self.loadgen is not None:
+            self.loadgen.set_concurrency(n)
+
+    def set_rate(self, rate: float, poisson: bool | None = None) -> None:
+        rate = max(0.1, float(rate))
+        mode_change = self.rate is None or (poisson is not None and poisson != self.poisson)
+        self.rate = rate
+        if poisson is not None:
+            self.poisson = poisson
+        self.concurrency = None
+        if mode_change:
+            if self.running:
+                self._restart()
+        elif self.loadgen is not None:
+            self.loadgen.set_rate(rate)
+
+    def set_shape(self, shape, what: str = "rate") -> None:
+        """Drive the rate (or concurrency) from a traffic shape (studio.tuning.shapes) until clear_shape()."""
+        self.clear_shape()
+        self._shape = (shape, what)
+        self._shape_stop = threading.Event()
+        t_start = time.monotonic()
+
+        def drive(stop=self._shape_stop):
+            while not stop.is_set():
+                v = shape.value_at(time.monotonic() - t_start)
+                if what == "rate":
+                    self.set_rate(v)
+                else:
+                    self.set_concurrency(round(v))
+                stop.wait(self.period_s)
+
+        self._shape_thread = threading.Thread(target=drive, name="studio-shape", daemon=True)
+        self._shape_thread.start()
+
+    def clear_shape(self) -> None:
+        self._shape_stop.set()
+        if self._shape_thread is not None and self._shape_thread is not threading.current_thread():
+            self._shape_thread.join(timeout=2)
+        self._shape_thread = None
+        self._shape = None
+
+    # -- samples (sampler thread) ---------------------------------------------------------------------------
+    def _on_sample(self, s: Sample) -> None:
+        if s.executions_per_s < 0 or s.inferences_per_s < 0:
+            # statistics restart with a reloaded model: a counter going down is a reset, not a negative rate
+            s.executions_per_s = s.inferences_per_s = 0.0
+            s.avg_batch_size = s.queue_ms = s.compute_input_ms = s.compute_infer_ms = s.compute_output_ms = None
+            s.batch_sizes = {}
+        for name in ("queue_ms", "compute_input_ms", "compute_infer_ms", "compute_output_ms"):
+            v = getattr(s, name)
+            if v is not None and v < 0:
+                setattr(s, name, None)
+        self._metrics(s)
+        with self._lock:
+            self.errors_total += s.errors
+            for ch, det in list(self._detectors):
+                if det.feed(s) is not None:
+                    ch.steady = det.result
+                    self._detectors.remove((ch, det))
+                    for cb in list(self._steady_subscribers):
+                        try:
+                            cb(ch)
+                        except Exception:  # noqa: BLE001
+                            pass
+        for cb in list(self._subscribers):
+            try:
+                cb(s)
+            except Exception:  # noqa: BLE001 - a subscriber's bug must not stop sampling
+                pass
+
+    def _metrics(self, s: Sample) -> None:
+        if self.client is None or not self._metrics_ok:
+            return
+        self._metrics_n += 1
+        if self._metrics_n % self._metrics_every == 1:
+            try:
+                m = self.client.metrics()
+            except Exception:  # noqa: BLE001 - no metrics endpoint: nothing to plot there
+                self._metrics_ok = False
+                return
+            util, mem = m.get("nv_gpu_utilization"), m.get("nv_gpu_memory_used_bytes")
+            if util or mem:
+                self.util_source = "gpu"
+                self._last_util = (100 * sum(v for _, v in util) / len(util) if util else None,
+                                   sum(v for _, v in mem) / 1e6 if mem else None)
+            else:
+                cu, cm = m.get("nv_cpu_utilization"), m.get("nv_cpu_memory_used_bytes")
+                if cu or cm:
+                    self.util_source = "cpu"
+                    self._last_util = (100 * cu[0][1] if cu else None, cm[0][1] / 1e6 if cm else None)
+                else:
+                    self._metrics_ok = False
+        s.gpu_utilization, s.gpu_memory_used_mb = self._last_util
+
+    # -- changes ---------------------------------------------------------------------------------------------
+    def _client(self):
+        if self.client is None:
+            from studio.runtime.client import TritonClient
+            from studio.tuning.remote import endpoints_for
+
+            self.client = TritonClient(endpoints_for(self.target))
+        return self.client
+
+    def reload(self, text: str, *, diff: str, t_requested: float | None = None, edits: dict | None = None,
+               source: str = "control") -> Change:
+        """Load the model with this config (blocking: call it off the UI thread). On failure the previous config
+        keeps serving and the change records Triton's reason."""
+        t_start = time.monotonic()
+        t_req = self.rel(t_requested) if t_requested is not None else self.rel(t_start)
+        err0 = self.errors_total
+        ok, message = True, None
+        try:
+            self._client().load(self.model, config=ConfigDocument.parse(text))
+        except Exception as e:  # noqa: BLE001 - LoadFailed carries the reason; anything else is reported too
+            ok, message = False, failure_text(e)
+        t_end = time.monotonic()
+        with self._lock:
+            ch = Change(len(self.changes) + 1, t_req, self.rel(t_start), self.rel(t_end) if ok else None,
+                        t_end - t_start, diff, ok, message, text, dict(edits or {}),
+                        concurrency=self.concurrency, rate=self.rate, source=source)
+            ch.errors_during_reload = self.errors_total - err0
+            self.changes.append(ch)
+            if ok:
+                self.live_text = text
+                self._detectors = [(c, d) for c, d in self._detectors if c.steady is not None]  # older ones stop
+                self._detectors.append((ch, SteadyDetector(t_end, self.period_s, budget_s=self.steady_budget_s)))
+        return ch
+
+    def remeasure(self, label: str, source: str = "load") -> Change:
+        """A row without a reload (e.g. the load changed): steady figures from now on."""
+        t = time.monotonic()
+        with self._lock:
+            ch = Change(len(self.changes) + 1, self.rel(t), self.rel(t), self.rel(t), 0.0, label, True, None,
+                        self.live_text, {}, concurrency=self.concurrency, rate=self.rate, source=source)
+            self.changes.append(ch)
+            self._detectors.append((ch, SteadyDetector(t, self.period_s, budget_s=self.steady_budget_s)))
+        return ch
+
+    def wait_steady(self, change: Change, timeout_s: float) -> dict | None:
+        deadline = time.monotonic() + timeout_s
+        while change.steady is None and time.monotonic() < deadline and self.running:
+            time.sleep(self.period_s / 2)
+        return change.steady
+
+    def session(self, document: ConfigDocument) -> TuningSession:
+        """A TuningSession over the running sampler (for the auto-tune search)."""
+        return TuningSession(self._client(), self.model, document, self.sampler, window_s=1.0)
+
+    def perf_analyzer(self) -> str:
+        return perf_analyzer_command(self.target, self.model, concurrency=self.concurrency, rate=self.rate,
+                                     shapes=self.shapes)
+
+
+__all__ = ["Change", "InputError", "LiveEngine", "failure_text"]
