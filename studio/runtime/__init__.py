@@ -34,11 +34,18 @@ __all__ = [
 ]
 
 
-def make_runtime(kind: str | None = None, image: str | None = None, gpus=None) -> Runtime:
-    """'embedded', 'docker', or None: Docker with GPUs when both are there, else the embedded CPU server."""
+def make_runtime(kind: str | None = None, image: str | None = None, gpus=None, *, allow_pull: bool = False,
+                 base_url: str | None = None, shm_size: str = "1g") -> Runtime:
+    """'embedded', 'docker', a Triton URL (http://HOST:PORT, grpc://HOST:PORT: a server the studio does not own),
+    or None: Docker with GPUs when both are there, else the embedded CPU server. For Docker, gpus=None means all
+    GPUs when the engine has the NVIDIA runtime, else none."""
     from studio.runtime.docker_runtime import DEFAULT_IMAGE, DockerRuntime, docker_client
     from studio.runtime.embedded import EmbeddedRuntime
 
+    if kind is not None and "://" in kind:
+        from studio.runtime.remote import RemoteRuntime
+
+        return RemoteRuntime(kind)
     if kind is None:
         from studio.validate import local_gpus
 
@@ -50,5 +57,13 @@ def make_runtime(kind: str | None = None, image: str | None = None, gpus=None) -
     if kind == "embedded":
         return EmbeddedRuntime()
     if kind == "docker":
-        return DockerRuntime(image=image or DEFAULT_IMAGE, gpus="all" if gpus is None else gpus)
-    raise ValueError(f"unknown runtime {kind!r}: embedded or docker")
+        if gpus is None:
+            from studio.runtime.images import nvidia_runtime
+
+            try:
+                gpus = "all" if nvidia_runtime(docker_client(base_url)) else "none"
+            except DockerUnavailable:
+                gpus = "all"
+        return DockerRuntime(image=image or DEFAULT_IMAGE, gpus=gpus, allow_pull=allow_pull, base_url=base_url,
+                             shm_size=shm_size)
+    raise ValueError(f"unknown runtime {kind!r}: embedded, docker or a URL (http://HOST:PORT, grpc://HOST:PORT)")

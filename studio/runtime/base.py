@@ -43,7 +43,7 @@ class Endpoints:
 
 @dataclass
 class ServerOptions:
-    models: list[str] | None = None  # None: every model of the repository
+    models: list[str] | None = None  # None: every model of the repository; []: none (loaded on demand)
     http_port: int | None = None  # None: a free port
     grpc_port: int | None = None
     metrics_port: int | None = None
@@ -177,6 +177,12 @@ class Runtime:
         self.endpoints: Endpoints | None = None
         self.repository: Path | None = None
         self.exit_reason: str | None = None
+        self.exit_code: int | None = None
+
+    @property
+    def owned(self) -> bool:
+        """True when the studio started this server (and so may stop it); False for a remote one."""
+        return True
 
     def start(self, repository: str | Path, options: ServerOptions | None = None) -> Endpoints:
         raise NotImplementedError

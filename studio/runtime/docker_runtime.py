@@ -24,6 +24,10 @@ from studio.runtime.base import (
 )
 from studio.runtime.errors import DockerUnavailable, GpuUnavailable, ImageMissing, PortInUse, ServerExited
 
+
+class ImageNotLocal(ImageMissing):
+    """The image is not on this engine and pulling was not allowed (the user is asked first)."""
+
 DEFAULT_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"  # Triton 2.51
 CPU_IMAGE_REPOSITORY = "triton-config-studio/tritonserver-cpu"
 
@@ -71,8 +75,9 @@ class DockerRuntime(Runtime):
     kind = "docker"
 
     def __init__(self, image: str = DEFAULT_IMAGE, gpus="all", base_url: str | None = None, shm_size: str = "1g",
-                 on_pull_progress: Callable[[dict], None] | None = None) -> None:
+                 on_pull_progress: Callable[[dict], None] | None = None, allow_pull: bool = False) -> None:
         super().__init__()
+        self.allow_pull = allow_pull  # False: a missing image is an error that says to pull it (asked first)
         self.image = image
         self.gpus = gpus
         self.base_url = base_url
@@ -97,6 +102,14 @@ class DockerRuntime(Runtime):
             return
         except docker.errors.ImageNotFound:
             pass
+        if not self.allow_pull:
+            from studio.runtime.images import NGC_IMAGE, NGC_TYPICAL_SIZE
+
+            size = f" (NGC Triton images are {NGC_TYPICAL_SIZE})" if self.image.startswith(NGC_IMAGE) else ""
+            hint = "pull it first (the studio asks before it pulls; triton-studio deploy --pull), or choose a local image"
+            if self.image.startswith(CPU_IMAGE_REPOSITORY):
+                hint = "build it: packaging/cpu-triton-image/build.sh"
+            raise ImageNotLocal(f"image {self.image} is not on this machine{size}", hint)
         repo, _, tag = self.image.rpartition(":") if ":" in self.image.split("/")[-1] else (self.image, "", "latest")
         layers: dict[str, dict] = {}
         try:
@@ -117,7 +130,7 @@ class DockerRuntime(Runtime):
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def command(self, options: ServerOptions) -> list[str]:
-        models = options.models if options.models else ["*"]
+        models = options.models if options.models is not None else ["*"]  # []: none (load on demand)
         return [
             "tritonserver",
             "--model-repository=/models",
@@ -234,6 +247,7 @@ class DockerRuntime(Runtime):
             self.status = Status.EXITED
             try:
                 state = self.container.attrs["State"]
+                self.exit_code = state.get("ExitCode")
                 if state.get("OOMKilled"):
                     self.exit_reason = "the container ran out of memory (OOM-killed)"
                 else:
@@ -286,6 +300,22 @@ class DockerRuntime(Runtime):
         rt.status = Status.READY if container.status == "running" else Status.EXITED
         rt._follow_logs()
         return rt
+
+
+def running_studio_containers(client, repository: str | Path | None = None) -> list:
+    """Running containers this studio started (by label), optionally only those serving `repository`."""
+    out = []
+    for c in client.containers.list(filters={"label": LABEL}):
+        if repository is not None and c.labels.get(f"{LABEL}.repository") != str(Path(repository).resolve()):
+            continue
+        out.append(c)
+    return out
+
+
+def reattach(client, repository: str | Path | None = None) -> DockerRuntime | None:
+    """A runtime on a studio-owned container still running from an earlier launch, or None."""
+    found = running_studio_containers(client, repository)
+    return DockerRuntime.attach(found[0], client) if found else None
 
 
 def wait_gone(client, name: str, timeout: float = 10.0) -> bool:

@@ -205,7 +205,7 @@ class EmbeddedRuntime(Runtime):
     def command(self, repository: Path, backend_dir: Path, ports: tuple[int, int, int], options: ServerOptions,
                 server: EmbeddedServer) -> list[str]:
         http, grpc, metrics = ports
-        models = options.models if options.models else ["*"]
+        models = options.models if options.models is not None else ["*"]  # []: none (load on demand)
         return [
             str(server.binary),
             f"--model-repository={repository}",
@@ -280,6 +280,7 @@ class EmbeddedRuntime(Runtime):
         if self._proc is not None and self.status == Status.READY and self._proc.poll() is not None:
             self.status = Status.EXITED
             code = self._proc.returncode
+            self.exit_code = code
             how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
             self.exit_reason = f"the server ended on its own ({how})"
         return self.status
