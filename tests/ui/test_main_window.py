@@ -4,59 +4,14 @@ from __future__ import annotations
 
 import difflib
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS, REPO, scaled, scaled_s
+from tests.conftest import CORPUS, scaled, scaled_s
+from tests.ui.conftest import ARTIFACTS, DEMO, open_repo, shot  # noqa: F401 - fixtures window, repo come from conftest
 
 pytestmark = pytest.mark.gui
-DEMO = REPO / "model_repository_templates" / "demo"
-ARTIFACTS = REPO / "test-artifacts"
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    from PySide6.QtCore import QSettings
-
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    from studio.ui.shell.main_window import MainWindow, make_app
-
-    make_app()
-    from PySide6.QtWidgets import QMessageBox
-
-    win = MainWindow()
-    win.ask = lambda *a, **k: QMessageBox.StandardButton.Discard  # no modal question in a test
-    win.choose_external = lambda ed: "keep"
-    win.resize(1280, 800)
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    for ed in win.editors():  # leave without the "unsaved edits" question
-        ed.text._debounce.stop()
-        ed.controller.undo_stack.setClean()
-        ed.controller._pending_text = None
-
-
-@pytest.fixture
-def repo(tmp_path) -> Path:
-    r = tmp_path / "repo"
-    shutil.copytree(DEMO, r)
-    return r
-
-
-def open_repo(window, qtbot, path) -> None:
-    with qtbot.waitSignal(window.sig_repository_loaded, timeout=scaled(30000)):
-        window.open_repository(str(path))
-
-
-def shot(widget, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    assert widget.grab().save(str(ARTIFACTS / name))
 
 
 def changed_lines(before: str, after: str) -> list[str]:

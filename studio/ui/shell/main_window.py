@@ -39,6 +39,8 @@ from studio.ui.browser.repository_model import (
 from studio.ui.editor.controller import DocumentController, discard_recovery, recovery_files
 from studio.ui.server.server_panel import ServerPanel
 from studio.ui.shell.editor_tab import ConfigEditor
+from studio.ui.shell.settings import recent_repositories, remember_repository
+from studio.ui.shell.undo_keys import UndoKeyRouter
 
 
 class MainWindow(QMainWindow):
@@ -107,6 +109,8 @@ class MainWindow(QMainWindow):
         self._rescan_timer.timeout.connect(lambda: self._scan(full=False))
 
         self._make_actions()
+        self._undo_keys = UndoKeyRouter(self)
+        QApplication.instance().installEventFilter(self._undo_keys)
         settings = QSettings()
         geometry = settings.value("window/geometry")
         if geometry is not None:
@@ -191,8 +195,8 @@ class MainWindow(QMainWindow):
         self.server.repository = self.repository
         self.setWindowTitle(f"Triton Config Studio — {Path(self.repository).name}")
         settings = QSettings()
-        recent = [r for r in (settings.value("recent/repositories") or []) if r != self.repository]
-        settings.setValue("recent/repositories", [self.repository, *recent][:10])
+        remember_repository(settings, self.repository)
+        self.filter_box.clear()
         self._scan(full=True)
 
     def _scan(self, full: bool) -> None:
@@ -234,7 +238,7 @@ class MainWindow(QMainWindow):
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
-        for r in QSettings().value("recent/repositories") or []:
+        for r in recent_repositories(QSettings()):
             self.recent_menu.addAction(r, lambda r=r: self.open_repository(r))
 
     def _on_activated(self, index: QModelIndex) -> None:
