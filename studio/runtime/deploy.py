@@ -142,9 +142,10 @@ def field_of_reason(reason: str, doc) -> tuple[str | None, int | None]:
         kind = m.group(1).lower()
         for i, io in enumerate(getattr(doc.to_message(), kind)):
             if io.name == m.group(2):
-                rest = reason[m.end():].lower()
-                for sub in ("dims", "data_type", "reshape", "format"):
-                    if sub.replace("_", " ") in rest or sub in rest:
+                low = reason.lower()
+                for sub, words in (("dims", ("dims", "shape")), ("data_type", ("datatype", "data type", "data_type")),
+                                   ("reshape", ("reshape",)), ("format", ("format",))):
+                    if any(w in low for w in words):
                         candidates.append(f"{kind}[{i}].{sub}")
                 candidates.append(f"{kind}[{i}]")
     for pattern, path in _FIELD_WORDS:
@@ -155,12 +156,14 @@ def field_of_reason(reason: str, doc) -> tuple[str | None, int | None]:
         if doc is not None:
             p = path
             while p and line is None:
-                try:
-                    pos = doc.position(p)
-                except Exception:  # noqa: BLE001 - not a path of this document
-                    pos = None
-                if pos is not None:
-                    line = pos[0]
+                for q in (p, p + "[0]"):  # a repeated scalar is written where its first element is
+                    try:
+                        pos = doc.position(q)
+                    except Exception:  # noqa: BLE001 - not a path of this document
+                        pos = None
+                    if pos is not None and (line is None or pos[0] > line):
+                        line = pos[0]
+                if line is not None:
                     break
                 p = p[: p.rindex("[")] if p.endswith("]") else (p[: p.rindex(".")] if "." in p else "")
         if line is not None or doc is None:

@@ -115,3 +115,21 @@ def full_scenario(runtime, repo: Path) -> None:
     infer_pipeline(ep.grpc_target)  # the ensemble runs through both reloaded models
     client.close()
     runtime.stop()
+
+
+def add_python_model(repo: Path, name: str, initialize: str) -> Path:
+    """A copy of the demo's batched_sleep (INPUT -> OUTPUT, FP32 [16]) named `name`, whose model.py runs
+    `initialize` (python source, one statement per line) in initialize(): a model that really fails to load
+    (raise ImportError...) or loads slowly (time.sleep)."""
+    folder = repo / name
+    (folder / "1").mkdir(parents=True)
+    text = (DEMO / "batched_sleep" / "config.pbtxt").read_text().replace('name: "batched_sleep"', f'name: "{name}"')
+    (folder / "config.pbtxt").write_text(text)
+    body = "\n".join("        " + ln for ln in initialize.splitlines())
+    (folder / "1" / "model.py").write_text(
+        "import time\n\nimport triton_python_backend_utils as pb_utils\n\n\n"
+        "class TritonPythonModel:\n    def initialize(self, args):\n" + body + "\n\n"
+        "    def execute(self, requests):\n"
+        "        return [pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor('OUTPUT', "
+        "pb_utils.get_input_tensor_by_name(r, 'INPUT').as_numpy())]) for r in requests]\n")
+    return folder
