@@ -14,6 +14,7 @@ from studio import __version__
 
 SUBCOMMANDS = (
     "fmt", "get", "set", "validate", "diff", "new", "templates", "serve", "status", "doctor", "bench", "tune", "dashboard",
+    "deploy",
 )
 
 
@@ -267,13 +268,14 @@ def cmd_serve(args) -> int:
     return code
 
 
-def cmd_status(args) -> int:
+def _studio_servers(with_grpc: bool = False) -> list[tuple]:
+    """(kind, id, status, repository, http URL[, gRPC URL]) of studio-owned servers."""
     from studio.runtime.embedded import list_embedded_servers
     from studio.runtime.errors import DockerUnavailable
 
     rows = []
     for s in list_embedded_servers():
-        rows.append(("embedded", str(s["pid"]), "running", s["repository"], s["http"]))
+        rows.append(("embedded", str(s["pid"]), "running", s["repository"], s["http"]) + ((s["grpc"],) if with_grpc else ()))
     try:
         from studio.runtime.docker_runtime import docker_client, studio_containers
 
@@ -284,15 +286,176 @@ def cmd_status(args) -> int:
             ports = (c.attrs.get("NetworkSettings") or {}).get("Ports") or {}
             http = ports.get("8000/tcp") or []
             url = f"http://127.0.0.1:{http[0]['HostPort']}" if http else "-"
-            rows.append(("docker", c.name, c.status, c.labels.get(f"{LABEL}.repository", "?"), url))
+            grpc = ports.get("8001/tcp") or []
+            extra = ((f"grpc://127.0.0.1:{grpc[0]['HostPort']}" if grpc else "-"),) if with_grpc else ()
+            rows.append(("docker", c.name, c.status, c.labels.get(f"{LABEL}.repository", "?"), url) + extra)
     except DockerUnavailable:
         pass
+    return rows
+
+
+def _model_states_of(url: str, grpc: str | None = None) -> dict:
+    from studio.runtime.base import Endpoints
+    from studio.runtime.client import TritonClient
+    from studio.runtime.models import fetch_states
+    from studio.runtime.remote import parse_server_url, reachable
+
+    ep = parse_server_url(url)
+    if grpc:
+        ep = Endpoints(url, grpc, ep.metrics)
+    if not reachable(ep, timeout=2.0):
+        raise ConnectionError(f"no Triton answers at {url}")
+    client = TritonClient(ep)
+    try:
+        return fetch_states(client)
+    finally:
+        client.close()
+
+
+def cmd_status(args) -> int:
+    import json
+
+    if args.url and not args.models:
+        print("status: --url goes with --models", file=sys.stderr)
+        return 2
+    if args.models:
+        if args.url:
+            try:
+                from studio.runtime.remote import parse_server_url
+
+                parse_server_url(args.url)
+            except ValueError as e:
+                print(f"status: {e}", file=sys.stderr)
+                return 2
+            targets = [("url", args.url, "", args.url, None)]
+        else:
+            targets = [(k, i, repo, url, grpc) for k, i, st, repo, url, grpc in _studio_servers(with_grpc=True)
+                       if st == "running" and url != "-"]
+        out = []
+        code = 0
+        for kind, ident, repo, url, grpc in targets:
+            entry = {"server": url, "kind": kind, "id": ident, "repository": repo}
+            try:
+                entry["models"] = [m.to_json() for m in _model_states_of(url, grpc).values()]
+            except Exception as e:  # noqa: BLE001 - one line per unreachable server
+                entry["error"] = str(e).splitlines()[0]
+                code = 1 if args.url else code  # a studio-owned server that just went away is reported, not fatal
+            out.append(entry)
+        if args.format == "json":
+            print(json.dumps(out, indent=2))
+            return code
+        if not out:
+            print("no studio-owned Triton servers (give --url for another one)")
+        for e in out:
+            print(f"{e['server']}  ({e['kind']} {e['id']}{'  ' + e['repository'] if e['repository'] else ''})")
+            if "error" in e:
+                print(f"  error: {e['error']}")
+                continue
+            for m in e["models"]:
+                versions = ",".join(v["version"] for v in m["versions"] if v["version"]) or "-"
+                reason = f"  {m['reason']}" if m["reason"] else ""
+                print(f"  {m['name']:24} {versions:8} {m['state']}{reason}")
+        return code
+    rows = _studio_servers()
+    if args.format == "json":
+        print(json.dumps([dict(zip(("kind", "id", "status", "repository", "http"), r, strict=True)) for r in rows], indent=2))
+        return 0
     if not rows:
         print("no studio-owned Triton servers")
         return 0
     for r in rows:
         print("  ".join(r))
     return 0
+
+
+def cmd_deploy(args) -> int:
+    """validate -> start -> load -> READY -> one test inference; the figures; exit 0 only when all worked."""
+    import json
+
+    from studio.runtime import RuntimeFailure, make_runtime
+    from studio.runtime.deploy import DeployRequest, deploy
+
+    repo = Path(args.repository)
+    if not repo.is_dir():
+        print(f"deploy: {repo}: not a folder", file=sys.stderr)
+        return 2
+    if not (repo / args.model / "config.pbtxt").is_file():
+        print(f"deploy: {repo / args.model / 'config.pbtxt'}: no such model config", file=sys.stderr)
+        return 2
+    server = args.server
+    if server not in ("embedded", "docker") and "://" not in server:
+        print(f"deploy: --server {server}: expected embedded, docker, or a URL (http://HOST:PORT, grpc://HOST:PORT)",
+              file=sys.stderr)
+        return 2
+    if (args.image or args.gpus or args.pull) and server != "docker":
+        print("deploy: --image, --gpus and --pull go with --server docker", file=sys.stderr)
+        return 2
+    gpus = None
+    if args.gpus is not None:
+        gpus = "all" if args.gpus == "all" else ("none" if args.gpus == "none" else args.gpus.split(","))
+    if "://" in server:
+        try:
+            from studio.runtime.remote import parse_server_url
+
+            parse_server_url(server)
+        except ValueError as e:
+            print(f"deploy: {e}", file=sys.stderr)
+            return 2
+    test_inputs = None
+    if args.input_data:
+        from studio.config import ConfigDocument
+        from studio.runtime.inference import InputError, load_inputs
+
+        try:
+            test_inputs = load_inputs(args.input_data, ConfigDocument.load(repo / args.model / "config.pbtxt"))
+        except (InputError, OSError, ValueError) as e:
+            print(f"deploy: {e}", file=sys.stderr)
+            return 2
+    quiet = args.format == "json"
+
+    def progress(step: str, message: str) -> None:
+        if not quiet:
+            print(f"deploy: {message}", file=sys.stderr, flush=True)
+
+    try:
+        res = deploy(DeployRequest(repo, args.model,
+                                   make_runtime=lambda: make_runtime(server, image=args.image, gpus=gpus,
+                                                                     allow_pull=args.pull),
+                                   ready_timeout_s=args.timeout, test_inputs=test_inputs), progress=progress)
+    except RuntimeFailure as e:
+        print(f"deploy: {e}", file=sys.stderr)
+        return 1
+    try:
+        figures = {
+            "model": args.model, "ok": res.ok, "step": res.step, "server": res.runtime.kind if res.runtime else server,
+            "server_start_s": res.server_start_s, "time_to_ready_s": res.time_to_ready_s, "total_s": round(res.total_s, 3),
+            "latency_ms": res.inference.latency_ms if res.inference else None, "error": res.error, "reason": res.reason,
+            "field": res.field_path, "line": res.line,
+            "outputs": {k: {"shape": list(v.shape), "dtype": str(v.dtype), "values": v.reshape(-1)[:16].tolist()}
+                        for k, v in (res.inference.outputs.items() if res.inference else [])},
+        }
+        if quiet:
+            print(json.dumps(figures, indent=2, default=str))
+        elif res.ok:
+            from studio.runtime.inference import summarize
+
+            if res.server_start_s is not None:
+                print(f"server: {res.runtime.kind} started in {res.server_start_s:.2f} s")
+            print(f"{args.model}: READY in {res.time_to_ready_s:.2f} s (load request to READY)")
+            print(f"test inference: {res.inference.latency_ms:.1f} ms")
+            for name, arr in res.inference.outputs.items():
+                print(f"  {name}: {summarize(arr, 8)}")
+        else:
+            print(f"deploy: {res.error}", file=sys.stderr)
+            if res.log_lines:
+                print("server log:\n  " + "\n  ".join(res.log_lines), file=sys.stderr)
+            if res.field_path:
+                where = f"{repo / args.model / 'config.pbtxt'}:{res.line}" if res.line else "the config"
+                print(f"the reason names {res.field_path} ({where})", file=sys.stderr)
+        return 0 if res.ok else 1
+    finally:
+        if res.started_server and res.runtime is not None:
+            res.runtime.stop()
 
 
 def cmd_doctor(args) -> int:
@@ -498,8 +661,22 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for readiness")
     sv.add_argument("-v", "--verbose", action="store_true", help="print the server log")
     sv.set_defaults(func=cmd_serve)
-    st = sub.add_parser("status", help="list studio-owned Triton servers")
+    st = sub.add_parser("status", help="list studio-owned Triton servers (--models: each model's state)")
+    st.add_argument("--models", action="store_true", help="per model: versions, state, reason (repository index)")
+    st.add_argument("--url", help="a Triton to ask (http://HOST:PORT or grpc://HOST:PORT); default: studio-owned servers")
+    st.add_argument("--format", choices=("text", "json"), default="text")
     st.set_defaults(func=cmd_status)
+    dp = sub.add_parser("deploy", help="validate, start a server, load a model, wait READY, run one test inference")
+    dp.add_argument("repository", metavar="REPO")
+    dp.add_argument("--model", required=True, metavar="M")
+    dp.add_argument("--server", default="embedded", help="embedded (default), docker, or a Triton URL")
+    dp.add_argument("--image", help="Docker image (default NVIDIA's tritonserver 24.10-py3; never pulled without --pull)")
+    dp.add_argument("--gpus", help="all, none, or ids like 0,1 (docker; default all when the NVIDIA runtime is there)")
+    dp.add_argument("--pull", action="store_true", help="pull the Docker image when it is not local (NGC images are 10-20 GB)")
+    dp.add_argument("--input-data", metavar="FILE", help="test inputs: .npy, .npz or JSON (default: synthesized)")
+    dp.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for READY")
+    dp.add_argument("--format", choices=("text", "json"), default="text")
+    dp.set_defaults(func=cmd_deploy)
     b = sub.add_parser("bench", help="measure throughput and latency of a model on a running Triton")
     b.add_argument("--url", required=True, help="grpc://HOST:PORT")
     b.add_argument("--model", required=True)

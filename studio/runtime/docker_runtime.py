@@ -22,7 +22,14 @@ from studio.runtime.base import (
     choose_ports,
     wait_ready,
 )
-from studio.runtime.errors import DockerUnavailable, GpuUnavailable, ImageMissing, PortInUse, ServerExited
+from studio.runtime.errors import (
+    DockerUnavailable,
+    GpuUnavailable,
+    ImageMissing,
+    PortInUse,
+    RuntimeFailure,
+    ServerExited,
+)
 
 
 class ImageNotLocal(ImageMissing):
@@ -106,27 +113,25 @@ class DockerRuntime(Runtime):
             from studio.runtime.images import NGC_IMAGE, NGC_TYPICAL_SIZE
 
             size = f" (NGC Triton images are {NGC_TYPICAL_SIZE})" if self.image.startswith(NGC_IMAGE) else ""
-            hint = "pull it first (the studio asks before it pulls; triton-studio deploy --pull), or choose a local image"
+            hint = ("pull it (the studio asks first; triton-studio deploy --pull), choose a local image, or build a CPU "
+                    "Triton without a registry: packaging/cpu-triton-image/build.sh")
             if self.image.startswith(CPU_IMAGE_REPOSITORY):
                 hint = "build it: packaging/cpu-triton-image/build.sh"
             raise ImageNotLocal(f"image {self.image} is not on this machine{size}", hint)
-        repo, _, tag = self.image.rpartition(":") if ":" in self.image.split("/")[-1] else (self.image, "", "latest")
-        layers: dict[str, dict] = {}
+        from studio.runtime.images import Pull
+
+        def progress(layers: dict) -> None:
+            if self.on_pull_progress:
+                self.on_pull_progress(layers)
+
+        self.logs.append(f"studio: pulling {self.image} …")
         try:
-            for event in self.client.api.pull(repo, tag=tag or "latest", stream=True, decode=True):
-                if "error" in event:
-                    raise docker.errors.APIError(event["error"])
-                lid = event.get("id")
-                if lid and "progressDetail" in event:
-                    layers[lid] = {"status": event.get("status"), **(event.get("progressDetail") or {})}
-                    if self.on_pull_progress:
-                        self.on_pull_progress({"layer": lid, **layers[lid]})
-                self.logs.append(f"pull: {event.get('status', '')} {lid or ''}".rstrip())
-        except docker.errors.DockerException as e:
-            hint = "without registry access, build a local CPU image: packaging/cpu-triton-image/build.sh"
-            if self.image.startswith(CPU_IMAGE_REPOSITORY):
-                hint = "build it: packaging/cpu-triton-image/build.sh"
-            raise ImageMissing(f"image {self.image} is not on this machine and could not be pulled: {str(e)[:300]}", hint) from None
+            Pull(self.image, on_progress=progress, base_url=self.base_url).start().wait()
+        except ImageMissing:
+            raise
+        except RuntimeFailure as e:
+            raise ImageMissing(f"image {self.image} is not on this machine and could not be pulled: {e.message}",
+                               e.hint) from None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def command(self, options: ServerOptions) -> list[str]:
