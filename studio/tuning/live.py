@@ -88,6 +88,7 @@ class LiveEngine:
         self.sampler: Sampler | None = None
         self._subscribers: list[Callable[[Sample], None]] = []
         self._steady_subscribers: list[Callable[[Change], None]] = []
+        self._change_subscribers: list[Callable[[Change], None]] = []
         self.changes: list[Change] = []
         self._detectors: list[tuple[Change, SteadyDetector]] = []
         self._lock = threading.Lock()
@@ -141,6 +142,17 @@ class LiveEngine:
     def subscribe_steady(self, callback: Callable[[Change], None]) -> None:
         self._steady_subscribers.append(callback)
 
+    def subscribe_change(self, callback: Callable[[Change], None]) -> None:
+        """Called (on the reloading thread) with every Change, ok or refused."""
+        self._change_subscribers.append(callback)
+
+    def _notify_change(self, ch: Change) -> None:
+        for cb in list(self._change_subscribers):
+            try:
+                cb(ch)
+            except Exception:  # noqa: BLE001
+                pass
+
     def start(self) -> LiveEngine:
         reqs = self.requests()
         spec = LoadSpec(concurrency=self.concurrency, rate=self.rate, poisson=self.poisson, duration_s=None,
@@ -154,7 +166,7 @@ class LiveEngine:
 
     def stop(self) -> None:
         self.clear_shape()
-        if self.loadgen is not None:
+        if self.loadgen is not None and self.loadgen.running:
             self.loadgen.stop()
         if self.sampler is not None:
             self.sampler.stop()
@@ -306,6 +318,7 @@ class LiveEngine:
                 self.live_text = text
                 self._detectors = [(c, d) for c, d in self._detectors if c.steady is not None]  # older ones stop
                 self._detectors.append((ch, SteadyDetector(t_end, self.period_s, budget_s=self.steady_budget_s)))
+        self._notify_change(ch)
         return ch
 
     def remeasure(self, label: str, source: str = "load") -> Change:
@@ -316,6 +329,7 @@ class LiveEngine:
                         self.live_text, {}, concurrency=self.concurrency, rate=self.rate, source=source)
             self.changes.append(ch)
             self._detectors.append((ch, SteadyDetector(t, self.period_s, budget_s=self.steady_budget_s)))
+        self._notify_change(ch)
         return ch
 
     def wait_steady(self, change: Change, timeout_s: float) -> dict | None:
@@ -333,4 +347,43 @@ class LiveEngine:
                                      shapes=self.shapes)
 
 
-__all__ = ["Change", "InputError", "LiveEngine", "failure_text"]
+__all__ = ["Change", "EngineSession", "InputError", "LiveEngine", "failure_text"]
+
+
+class EngineSession(TuningSession):
+    """A TuningSession whose reloads go through the engine (so every probe is a recorded Change, a marker and
+    a row) and whose measurements are the engine's steady figures: what the auto-tune search drives live."""
+
+    def __init__(self, engine: LiveEngine, document: ConfigDocument) -> None:
+        super().__init__(engine._client(), engine.model, document, engine.sampler, window_s=1.0)
+        self.engine = engine
+
+    def reload(self, description: str, edits: dict | None = None, budget_s: float = 30.0):
+        from studio.tuning.controls import describe
+        from studio.tuning.session import ChangeRecord, SteadyState
+
+        before = ConfigDocument.parse(self.engine.live_text)
+        diff = describe(before, self.document)
+        if self.engine.concurrency:
+            diff += f" @c{self.engine.concurrency}"
+        ch = self.engine.reload(self.document.text, diff=diff, edits=edits, source="autotune")
+        rec = ChangeRecord(time.time(), description, dict(edits or {}), ch.reload_s)
+        if not ch.ok:
+            rec.error = ch.message
+            self.document = ConfigDocument.parse(self.engine.live_text)
+        else:
+            st = self.engine.wait_steady(ch, budget_s) or {}
+            rec.result = SteadyState(st.get("throughput", 0.0), st.get("p50_ms"), st.get("p90_ms"), st.get("p99_ms"),
+                                     st.get("avg_batch_size"), st.get("queue_ms"), st.get("error_rate", 0.0),
+                                     bool(st.get("stable")), 0, st.get("time_to_steady_s", budget_s))
+        self.records.append(rec)
+        return rec
+
+    def measure(self, since=None, budget_s: float = 30.0, t_change=None):
+        from studio.tuning.session import SteadyState
+
+        ch = self.engine.remeasure(f"concurrency {self.engine.concurrency}", source="autotune")
+        st = self.engine.wait_steady(ch, budget_s) or {}
+        return SteadyState(st.get("throughput", 0.0), st.get("p50_ms"), st.get("p90_ms"), st.get("p99_ms"),
+                           st.get("avg_batch_size"), st.get("queue_ms"), st.get("error_rate", 0.0),
+                           bool(st.get("stable")), 0, st.get("time_to_steady_s", budget_s))
