@@ -68,6 +68,7 @@ class DeployResult:
     line: int | None = None  # that field's line in the document (1-based)
     inference: object = None  # inference.InferenceResult
     inference_error: str | None = None
+    served_config: dict | None = None  # the server's resolved config of the model (GET v2/models/<m>/config)
     cancelled: bool = False
 
     def summary(self) -> str:
@@ -309,13 +310,13 @@ def deploy(req: DeployRequest, progress: Callable[[str, str], None] | None = Non
             from studio.runtime.inference import run_inference, synthesize_inputs
 
             try:
+                try:
+                    res.served_config = client.resolved_config(req.model)
+                except Exception:  # noqa: BLE001 - fall back to the document's config
+                    res.served_config = None
                 inputs = req.test_inputs
                 if inputs is None:
-                    try:
-                        served = client.resolved_config(req.model)
-                    except Exception:  # noqa: BLE001 - fall back to the document's config
-                        served = doc
-                    inputs = synthesize_inputs(served)
+                    inputs = synthesize_inputs(res.served_config if res.served_config is not None else doc)
                 res.inference = run_inference(rt.endpoints, req.model, inputs)
             except Exception as e:  # noqa: BLE001 - the model is READY; the test call's failure is reported
                 msg = e.message() if callable(getattr(e, "message", None)) else str(e)
