@@ -281,7 +281,7 @@ def deploy(req: DeployRequest, progress: Callable[[str, str], None] | None = Non
             new = rt.logs.lines()[-max(0, rt.logs.total - mark):] if rt.logs.total > mark else []
             res.log_lines = relevant_log_lines(new, req.model)
             res.field_path, res.line = field_of_reason(res.reason, doc)
-            res.error = f"Triton refused to load '{req.model}': {e.server_message}"
+            res.error = f"Triton refused to load '{req.model}': " + e.server_message.replace("\\n", "\n").strip()
             if e.reason and e.reason not in e.server_message:
                 res.error += f"\nreason (server log): {e.reason}"
             return res

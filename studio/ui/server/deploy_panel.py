@@ -125,7 +125,7 @@ class DeployController(QObject):
             return  # it is on its way
         if self.server.runtime is not None:
             self.server.stop()
-        self.server.start(self.repository)
+        self.server.start(self.repository, models=[])
 
     def _server_state(self, state: str) -> None:
         if not self._waiting_server:

@@ -267,7 +267,8 @@ class ServerPanel(QWidget):
         return text if text in ("none", "all") else [g.strip() for g in text.split(",") if g.strip()]
 
     def server_options(self) -> ServerOptions:
-        return ServerOptions(extra_args=shlex.split(self.extra_args.text()) if self.extra_args.text().strip() else [])
+        extra = shlex.split(self.extra_args.text()) if self.extra_args.text().strip() else []
+        return ServerOptions(models=getattr(self, "_models", None), extra_args=extra)
 
     def _remember(self, kind: str) -> None:
         s = QSettings()
@@ -296,7 +297,10 @@ class ServerPanel(QWidget):
         return self.state == "ready" and self.runtime is not None and self.runtime.status == Status.READY
 
     # -- start ----------------------------------------------------------------------------------------------
-    def start(self, repository: str | None = None, kind: str | None = None) -> None:
+    def start(self, repository: str | None = None, kind: str | None = None, models: list[str] | None = None) -> None:
+        """Start (or connect to) a server. models: None loads every model of the repository, [] none (a deploy
+        loads its model itself)."""
+        self._models = models
         repository = repository or self.repository
         kind = kind or self.current_kind()
         if kind != "url" and not repository:
@@ -528,11 +532,12 @@ class ServerPanel(QWidget):
         self._start_token += 1
         token = self._start_token
         if runtime is None or not runtime.owned:
-            self.start(self.repository, kind)
+            self.start(self.repository, kind, getattr(self, "_models", None))
             return
         self._set_state("starting", "restarting …")
-        run_in_background(runtime.stop, on_done=lambda _r: token == self._start_token and self.start(self.repository, kind),
-                          on_failed=lambda _m: token == self._start_token and self.start(self.repository, kind))
+        models = getattr(self, "_models", None)
+        run_in_background(runtime.stop, on_done=lambda _r: token == self._start_token and self.start(self.repository, kind, models),
+                          on_failed=lambda _m: token == self._start_token and self.start(self.repository, kind, models))
 
     def acquire(self, user: str, what: str) -> None:
         """Mark the server as in use (e.g. by a dashboard run): closing the window asks first."""
