@@ -14,6 +14,7 @@ Times in records are seconds since the engine was made (`engine.now()`), the das
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -61,6 +62,8 @@ def failure_text(e: Exception) -> str:
     """Triton's own reason for a refused load (from the log when the runtime has one), on one line."""
     reason = getattr(e, "reason", None)
     server = getattr(e, "server_message", None)
+    if reason and (re.match(r"^[IWE]\d{4} ", reason) or re.fullmatch(r"\W*failed to load '[^']*'\W*", reason)):
+        reason = None  # an info line of the log, not the cause: the server's own message says more
     text = reason or server or str(e)
     return " ".join(str(text).split())
 

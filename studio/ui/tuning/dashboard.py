@@ -73,13 +73,15 @@ def keep_edits(base: ConfigDocument, live: ConfigDocument, specs: list[ControlSp
                                    and current_value(base, s) != current_value(live, s)}}
     if on_live and not on_base:
         edits[BATCHING] = {}
+        base = ConfigDocument.parse(base.text)
+        base.set(BATCHING, {})  # compare against Triton's defaults, not against an absent block
     for s in specs:
         if s.widget == "toggle":
             continue
         if s.needs_batching and not on_live:
             continue
         a, b = current_value(base, s), current_value(live, s)
-        if a != b or (s.needs_batching and not on_base and live.has(s.path)):
+        if a != b:
             edits[s.path] = b
     return edits
 
@@ -362,6 +364,8 @@ class TuningDashboard(QWidget):
         except (InputError, Exception) as e:  # noqa: BLE001 - unreachable server, unknown inputs
             self.load_error.setText(str(e).splitlines()[0])
             return
+        if not self.engine.changes:
+            self.engine.remeasure("initial config", source="start")  # the first row: the pinned baseline
         self._sync_load_widgets()
 
     def pause(self) -> None:
@@ -510,12 +514,6 @@ class TuningDashboard(QWidget):
 
     def _reload_done(self, change: Change) -> None:
         self.coordinator.done()
-        if not change.ok:
-            # the previous config keeps serving: the controls go back to it (edits made since are kept)
-            self.working = ConfigDocument.parse(self.engine.live_text)
-            if self.coordinator.pending:
-                apply_edits(self.working, self.coordinator.pending)
-            self._refresh_controls()
         self._schedule()
 
     def _reload_crashed(self, message: str) -> None:
@@ -524,7 +522,15 @@ class TuningDashboard(QWidget):
         self._schedule()
 
     def _show_change(self, change: Change) -> None:
-        if change.ok:
+        if not change.ok and self._job is None:
+            # the previous config keeps serving: the controls go back to it (edits made since are kept)
+            self.working = ConfigDocument.parse(self.engine.live_text)
+            if self.coordinator.pending:
+                apply_edits(self.working, self.coordinator.pending)
+            self._refresh_controls()
+        if change.ok and change.reload_s == 0:
+            self._set_status("live", True)  # a measurement row, no reload
+        elif change.ok:
             self._set_status(f"live ({change.reload_s:.2f} s)", True)
         else:
             self._set_status(f"failed: {change.message}", False)

@@ -192,6 +192,23 @@ class LivePlots(QWidget):
         ImageExporter(self.view.scene()).export(path)
 
     def export_svg(self, path: str) -> None:
-        from pyqtgraph.exporters import SVGExporter
+        """SVG of the plots (pyqtgraph's SVGExporter when it copes with this Qt, else Qt's SVG generator)."""
+        try:
+            from pyqtgraph.exporters import SVGExporter
 
-        SVGExporter(self.view.scene()).export(path)
+            SVGExporter(self.view.scene()).export(path)
+            return
+        except Exception:  # noqa: BLE001 - pyqtgraph 0.14's path parser fails on some PySide6 path strings
+            pass
+        from PySide6.QtCore import QRect, QSize
+        from PySide6.QtGui import QPainter
+        from PySide6.QtSvg import QSvgGenerator
+
+        gen = QSvgGenerator()
+        gen.setFileName(path)
+        gen.setSize(QSize(self.view.width(), self.view.height()))
+        gen.setViewBox(QRect(0, 0, self.view.width(), self.view.height()))
+        gen.setTitle("Triton Config Studio: live tuning")
+        painter = QPainter(gen)
+        self.view.render(painter)
+        painter.end()

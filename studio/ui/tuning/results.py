@@ -92,7 +92,7 @@ class ResultsPanel(QWidget):
         self.scatter_plot.setLabel("bottom", "p99 (ms)")
         self.scatter_plot.setLabel("left", "infer/s")
         self.scatter_plot.setMenuEnabled(False)
-        self.scatter = pg.ScatterPlotItem(size=9, hoverable=True)
+        self.scatter = pg.ScatterPlotItem(size=9, hoverable=True, tip=self._tip)
         self.frontier = self.scatter_plot.plot(pen=pg.mkPen("#8395a7", width=1), stepMode=None)
         self.scatter_plot.addItem(self.scatter)
         self.budget_line = pg.InfiniteLine(pos=self.budget_ms, angle=90,
@@ -130,6 +130,10 @@ class ResultsPanel(QWidget):
                 self._fill(i)
         self._refresh_ratios()
         self._scatter()
+
+    def _tip(self, x, y, data) -> str:
+        c = next((c for c in self.rows if c.index == data), None)
+        return f"#{data} {c.diff if c else ''}: {y:,.0f} infer/s, p99 {x:.2f} ms"
 
     def _base(self) -> Change | None:
         return next((c for c in self.rows if c.index == self.baseline), None)
@@ -186,8 +190,7 @@ class ResultsPanel(QWidget):
         spots = []
         for p99, tp, c in pts:
             color = "#27ae60" if c is best else ("#2e86de" if c.index == self.baseline else "#8395a7")
-            spots.append({"pos": (p99, tp), "brush": pg.mkBrush(color), "data": c.index,
-                          "tip": f"#{c.index} {c.diff}: {tp:,.0f}/s, p99 {p99:.2f} ms"})
+            spots.append({"pos": (p99, tp), "brush": pg.mkBrush(color), "data": c.index})
         self.scatter.setData(spots=spots)
         front = pareto([(p, t) for p, t, _ in pts])
         if front:
