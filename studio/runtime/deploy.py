@@ -282,7 +282,9 @@ def deploy(req: DeployRequest, progress: Callable[[str, str], None] | None = Non
             res.log_lines = relevant_log_lines(new, req.model)
             res.field_path, res.line = field_of_reason(res.reason, doc)
             res.error = f"Triton refused to load '{req.model}': " + e.server_message.replace("\\n", "\n").strip()
-            if e.reason and e.reason not in e.server_message:
+            pieces = re.split(r": |\\n|\n", e.reason.rsplit('] "', 1)[-1]) if e.reason else []
+            said = any(len(p) >= 20 and p in e.server_message for p in pieces)  # Triton's answer has it already
+            if e.reason and not said:
                 res.error += f"\nreason (server log): {e.reason}"
             return res
         # 5. READY

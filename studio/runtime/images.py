@@ -135,10 +135,26 @@ class RegistryInfo:
         return human_size(self.size) if self.size is not None else "size not reported by the registry"
 
 
-def registry_info(client, image: str) -> RegistryInfo:
-    """What the registry says about an image before a pull (through the engine: its network, its credentials)."""
+def registry_info(client, image: str, timeout_s: float = 5.0) -> RegistryInfo:
+    """What the registry says about an image before a pull (through the engine: its network, its credentials).
+    A registry that does not answer within timeout_s is reported as unreachable."""
+    box: dict = {}
+
+    def ask() -> None:
+        try:
+            box["data"] = client.api.inspect_distribution(image)
+        except Exception as e:  # noqa: BLE001 - classified below
+            box["error"] = e
+
+    t = threading.Thread(target=ask, daemon=True, name="registry-info")
+    t.start()
+    t.join(timeout_s)
+    if t.is_alive():
+        return RegistryInfo(None, None, error=f"the registry of {image} did not answer within {timeout_s:.0f} s")
     try:
-        data = client.api.inspect_distribution(image)
+        if "error" in box:
+            raise box["error"]
+        data = box["data"]
     except Exception as e:  # noqa: BLE001 - classified below
         err = classify(e, image)
         return RegistryInfo(None if isinstance(err, RegistryUnreachable) else False, None, error=err.message)

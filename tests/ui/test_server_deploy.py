@@ -62,9 +62,23 @@ def host(qtbot, settings):
         t.join(30)
 
 
-def shot(widget, name: str) -> None:
+def shot(widget, name: str, dark_too: bool = False) -> None:
+    """A screenshot for people to look at; with dark_too, also one under a dark palette (name-dark.png)."""
     ARTIFACTS.mkdir(exist_ok=True)
     widget.grab().save(str(ARTIFACTS / name))
+    if dark_too:
+        from PySide6.QtGui import QColor, QPalette
+
+        before = widget.palette()
+        pal = QPalette(before)
+        for role, colour in ((QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.Base, "#1e1e1e"),
+                             (QPalette.ColorRole.AlternateBase, "#262626"), (QPalette.ColorRole.Text, "#e0e0e0"),
+                             (QPalette.ColorRole.WindowText, "#e0e0e0"), (QPalette.ColorRole.Button, "#3a3a3a"),
+                             (QPalette.ColorRole.ButtonText, "#e0e0e0"), (QPalette.ColorRole.PlaceholderText, "#9e9e9e")):
+            pal.setColor(role, QColor(colour))
+        widget.setPalette(pal)
+        widget.grab().save(str(ARTIFACTS / name.replace(".png", "-dark.png")))
+        widget.setPalette(before)
 
 
 def ctrl_d(qtbot, w, timeout_ms: int):
@@ -123,7 +137,14 @@ def test_deploy_refuses_invalid_then_reaches_ready_tests_shows_reasons_and_sees_
     # model states: add_sub READY (from the repository index), the others not loaded
     qtbot.waitUntil(lambda: (w.server.models.row("add_sub") or [""] * 3)[2] == "READY", timeout=scaled(5000))
     assert w.server.models.row("batched_sleep")[2] == "not loaded"
-    shot(w, "deploy_ready.png")
+    # the row's context actions: load batched_sleep, then unload it
+    load, unload, reload = w.server.models.actions_for("batched_sleep")
+    assert load.isEnabled() and not unload.isEnabled() and not reload.isEnabled()
+    load.trigger()
+    qtbot.waitUntil(lambda: (w.server.models.row("batched_sleep") or [""] * 3)[2] == "READY", timeout=scaled(10000))
+    w.server.models.actions_for("batched_sleep")[1].trigger()
+    qtbot.waitUntil(lambda: (w.server.models.row("batched_sleep") or [""] * 3)[2] == "not loaded", timeout=scaled(10000))
+    shot(w, "deploy_ready.png", dark_too=True)
     # the banner: the file now differs from what the server runs
     from studio.ui.server.config_banner import ConfigDriftBanner
 
@@ -152,7 +173,7 @@ def test_deploy_refuses_invalid_then_reaches_ready_tests_shows_reasons_and_sees_
         w.server.presenter.refresh()
     states = st.args[0]
     assert states["broken"].state == "UNAVAILABLE" and states["add_sub"].state == "READY"
-    shot(w, "deploy_refused_by_triton.png")
+    shot(w, "deploy_refused_by_triton.png", dark_too=True)
     # 4. the server process killed: seen within 2 s, never "ready" again, Restart offered
     pid = w.server.runtime.pid
     t0 = time.monotonic()
@@ -164,7 +185,7 @@ def test_deploy_refuses_invalid_then_reaches_ready_tests_shows_reasons_and_sees_
     assert "exit code -9" in w.server.status.text() and not w.server.status.text().startswith("ready")
     assert not w.server.ready and w.server.restart_button.isEnabled()
     assert w.server.models.tree.topLevelItemCount() == 0  # no stale READY rows
-    shot(w, "server_dead.png")
+    shot(w, "server_dead.png", dark_too=True)
     with qtbot.waitSignal(w.server.sig_state_changed, timeout=scaled(60000), check_params_cb=lambda s: s == "ready"):
         QTest.mouseClick(w.server.restart_button, Qt.MouseButton.LeftButton)
     assert w.server.ready
@@ -262,6 +283,7 @@ def docker_panel(qtbot, settings):
 
 def test_docker_pull_asks_first_can_be_cancelled_and_an_unreachable_registry_is_a_clear_error(qtbot, docker_panel, repo):
     p, _client, tag = docker_panel
+    p.registry_timeout_s = 1.0  # the hung registry below never answers: ask after 1 s instead of 5
     assert not p.gpus.isEnabled() and "no NVIDIA runtime" in p.engine.text() and tag in p.engine.text()
     shot(p, "server_docker_options.png")
     # a registry that accepts connections and never answers: the pull hangs for real until cancelled

@@ -79,8 +79,8 @@ class DeployController(QObject):
         if self.busy:
             return
         self.busy = True
-        self.sig_busy.emit(True)
         self.repository, self.model = str(repository), model
+        self.sig_busy.emit(True)
         self._cancel = threading.Event()
         self._save = save
         self._text = text

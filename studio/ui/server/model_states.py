@@ -193,6 +193,13 @@ class ModelStatesView(QWidget):
         for c in range(3):
             self.tree.resizeColumnToContents(c)
 
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        from PySide6.QtCore import QEvent
+
+        if event.type() == QEvent.Type.PaletteChange:
+            self.show_states(self.presenter.states)  # state colours follow light / dark
+        super().changeEvent(event)
+
     def row(self, name: str) -> list[str] | None:
         for i in range(self.tree.topLevelItemCount()):
             item = self.tree.topLevelItem(i)

@@ -121,6 +121,7 @@ class ServerPanel(QWidget):
         self._start_token = 0
         self._shutdown_threads: list[threading.Thread] = []
         self.last_kind = "embedded"
+        self.registry_timeout_s = 5.0  # how long the pull question waits for the registry's answer
         settings = QSettings()
         # controls
         self.kind = QComboBox()
@@ -416,7 +417,7 @@ class ServerPanel(QWidget):
             return
         self.death = death
         self.presenter.set_runtime(None)
-        tail = "\n".join(death.last_lines[-5:])
+        tail = "\n".join(ln if len(ln) <= 160 else ln[:157] + "…" for ln in death.last_lines[-3:])
         self._set_state("exited", f"✖ {death.message()}. Restart starts it again.\n--- last log lines ---\n{tail}")
         self.sig_server_dead.emit(death)
 
@@ -427,7 +428,8 @@ class ServerPanel(QWidget):
         from studio.runtime.docker_runtime import docker_client
         from studio.runtime.images import registry_info
 
-        run_in_background(lambda: registry_info(docker_client(), image), on_done=lambda info: self._confirm_pull(token, image, info),
+        timeout = self.registry_timeout_s
+        run_in_background(lambda: registry_info(docker_client(), image, timeout), on_done=lambda info: self._confirm_pull(token, image, info),
                           on_failed=lambda m: self._failed(token, m))
 
     def _confirm_pull(self, token: int, image: str, info) -> None:
