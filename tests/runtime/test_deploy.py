@@ -223,3 +223,20 @@ def test_remote_server_by_url_and_unreachable_is_seen(repo):
         remote.stop()  # never stops a server it does not own; nothing to assert but no error
     finally:
         own.stop()
+
+
+def test_a_server_without_model_control_says_so(tmp_path):
+    repo = demo_copy(tmp_path)
+    own = EmbeddedRuntime()
+    http = consecutive_free_ports(3)
+    # mode none loads every model at start (no --load-model allowed)
+    ep = own.start(repo, ServerOptions(models=[], http_port=http, grpc_port=http + 1, metrics_port=http + 2,
+                                       extra_args=["--model-control-mode=none"]))
+    try:
+        remote = RemoteRuntime(ep.http)
+        remote.start()
+        res = deploy(DeployRequest(repo, "batched_sleep", runtime=remote))
+        assert not res.ok and res.step == "load"
+        assert "does not allow loading or unloading models" in res.error and "model-control-mode=none" in res.error
+    finally:
+        own.stop()

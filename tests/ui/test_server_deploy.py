@@ -198,6 +198,11 @@ def test_closing_the_window_with_a_running_server_does_not_stall(qtbot, window, 
         window.server.start(str(repo), "embedded")
     rt = window.server.runtime
     pid = rt.pid
+    # a dashboard run that uses the server makes the shell ask first
+    assert window.server.close_question() is None
+    window.server.acquire("dashboard", "a tuning run on add_sub")
+    assert "a tuning run on add_sub" in window.server.close_question()
+    window.server.release("dashboard")
     gaps = []
     last = [time.perf_counter()]
 

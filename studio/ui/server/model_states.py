@@ -178,6 +178,8 @@ class ModelStatesView(QWidget):
         self.show_states({})
 
     def show_states(self, states: dict) -> None:
+        if not states:
+            self.message.setText("")
         self.load_all_button.setEnabled(bool(states))
         self.unload_all_button.setEnabled(any(s.state != core.NOT_LOADED for s in states.values()))
         selected = {i.text(0) for i in self.tree.selectedItems()}
