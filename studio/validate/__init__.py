@@ -201,7 +201,7 @@ def model_config_and_findings(
         return None, out
     if entry.error is not None:
         e = entry.error
-        out.append(Finding("error", "syntax", e.message, None, e.hint, file=file, line=e.line, column=e.column, model=name))
+        out.append(Finding.from_parse_error(e, file=file, model=name))
         return None, out
     if entry.document is None:
         if not options.auto_complete:
@@ -313,8 +313,7 @@ def _validate_repository(repo: str | os.PathLike | Repository, options: Options)
                 continue
             if entry.error is not None:
                 e = entry.error
-                report.findings.append(Finding("error", "syntax", e.message, None, e.hint, file=str(entry.config),
-                                               line=e.line, column=e.column, model=name))
+                report.findings.append(Finding.from_parse_error(e, file=str(entry.config), model=name))
                 continue
             cfg, _, findings = _validate_config(entry.document, name, options, None, str(entry.config))
         else:
@@ -336,7 +335,7 @@ def validate_path(path: str | os.PathLike, options: Options | None = None) -> Re
         try:
             doc = ConfigDocument.load(p)
         except ParseError as e:
-            return Report([Finding("error", "syntax", e.message, None, e.hint, file=str(p), line=e.line, column=e.column)])
+            return Report([Finding.from_parse_error(e, file=str(p))])
         name = doc.get("name") or p.parent.name
         return Report(validate_config(doc, model_name=name, options=options, file=str(p)), [name])
     if not p.is_dir():
@@ -346,7 +345,7 @@ def validate_path(path: str | os.PathLike, options: Options | None = None) -> Re
         if options.config_only:
             if entry.error is not None:
                 e = entry.error
-                return Report([Finding("error", "syntax", e.message, None, e.hint, file=str(entry.config), line=e.line, column=e.column)], [entry.name])
+                return Report([Finding.from_parse_error(e, file=str(entry.config))], [entry.name])
             return Report(validate_config(entry.document, model_name=entry.name, options=options, file=str(entry.config)), [entry.name])
         _, findings = model_config_and_findings(entry, options)
         return Report(findings, [entry.name])

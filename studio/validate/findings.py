@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 
 SEVERITIES = ("error", "warning", "info")
@@ -15,8 +16,25 @@ class Edit:
     path: str
     value: object = None
 
+    @property
+    def on_text(self) -> bool:
+        """A text edit (op "replace_text"): it works on text that does not parse, where no document exists."""
+        return self.op == "replace_text"
+
+    def apply_to_text(self, text: str) -> str:
+        """replace_text: value = (line, column, old, new), 1-based; the text must still hold `old` there."""
+        line, column, old, new = self.value  # type: ignore[misc]
+        lines = text.split("\n")
+        row = lines[line - 1]
+        if row[column - 1 : column - 1 + len(old)] != old:
+            raise ValueError(f"line {line} no longer has {old!r} at column {column}")
+        lines[line - 1] = row[: column - 1] + new + row[column - 1 + len(old) :]
+        return "\n".join(lines)
+
     def apply(self, doc) -> None:
-        if self.op == "set":
+        if self.on_text:
+            doc.set_text(self.apply_to_text(doc.text))
+        elif self.op == "set":
             doc.set(self.path, self.value)
         elif self.op == "clear":
             doc.clear(self.path)
@@ -40,6 +58,18 @@ class Finding:
     column: int | None = None
     model: str | None = None
     edits: tuple[Edit, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def from_parse_error(cls, e, file: str | None = None, model: str | None = None) -> Finding:
+        """The finding for text that does not parse; a misspelt field name ("did you mean X?") gets its fix."""
+        edits: tuple[Edit, ...] = ()
+        m = re.match(r"did you mean (\w+)\?", e.hint or "")
+        if m and e.source_line is not None and e.column:
+            word = re.match(r"\w+", e.source_line[e.column - 1 :])
+            if word and word.group(0) != m.group(1):
+                edits = (Edit("replace_text", "", (e.line, e.column, word.group(0), m.group(1))),)
+        return cls("error", "syntax", e.message, None, e.hint, file=file or e.filename, line=e.line, column=e.column,
+                   model=model, edits=edits)
 
     def to_json(self) -> dict:
         d = asdict(self)

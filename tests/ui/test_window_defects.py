@@ -87,3 +87,19 @@ def test_the_filter_is_reset_when_another_repository_opens(window, qtbot, repo, 
     open_repo(window, qtbot, DEMO)
     assert window.filter_box.text() == ""
     assert window.proxy.rowCount() == 4
+
+
+def test_apply_fix_corrects_a_misspelt_field_name(window, qtbot, repo):
+    cfg = repo / "add_sub" / "config.pbtxt"
+    cfg.write_text(cfg.read_text().replace("max_batch_size: 64", "max_batch_sise: 64"))
+    open_repo(window, qtbot, repo)
+    ed = window.open_config(str(cfg))
+    qtbot.waitUntil(lambda: ed.findings.tree.topLevelItemCount() == 1, timeout=scaled(5000))
+    ed.findings.tree.setCurrentItem(ed.findings.tree.topLevelItem(0))
+    assert ed.findings.fix_button.isEnabled()
+    qtbot.mouseClick(ed.findings.fix_button, Qt.MouseButton.LeftButton)
+    assert "max_batch_size: 64" in ed.controller.text and "sise" not in ed.text.toPlainText()
+    assert ed.controller.parse_error is None
+    qtbot.waitUntil(lambda: ed.form.widgets.get("max_batch_size") is not None, timeout=scaled(3000))
+    window.act_undo.trigger()  # the fix is one undo step
+    assert "max_batch_sise: 64" in ed.controller.text

@@ -189,3 +189,19 @@ def test_findings_point_at_the_line_and_carry_fixes():
         e.apply(doc)
     assert "dynamic-batching.preferred-le-max" not in {x.rule for x in validate_config(doc, model_name="m")}
     assert "max_batch_size: 8" in doc.text
+
+
+def test_a_misspelt_field_name_gets_a_text_fix():
+    from studio.config import ConfigDocument, ParseError
+    from studio.validate import Finding
+
+    text = 'name: "m"\nbackend: "python"\n  max_batch_sise: 4\n'
+    try:
+        ConfigDocument.parse(text)
+    except ParseError as e:
+        f = Finding.from_parse_error(e, file="m/config.pbtxt")
+    assert (f.line, f.column, f.rule) == (3, 3, "syntax")
+    (edit,) = f.edits
+    fixed = edit.apply_to_text(text)
+    assert fixed == text.replace("sise", "size")
+    assert ConfigDocument.parse(fixed).get("max_batch_size") == 4

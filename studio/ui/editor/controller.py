@@ -185,8 +185,9 @@ class DocumentController(QObject):
     def clear_field(self, path: str, source: str = "form") -> None:
         self.edit(f"clear {path}", lambda d: d.clear(path), source)
 
-    def set_text(self, text: str, source: str = "text") -> None:
-        """Typing in the text view: parse; if it parses, one (merged) undoable edit."""
+    def set_text(self, text: str, source: str = "text", description: str | None = None) -> None:
+        """Typing in the text view: parse; if it parses, one (merged) undoable edit. With a description (a fix
+        applied to text that does not parse), its own undo step."""
         if text == self.text:
             return
         try:
@@ -207,17 +208,25 @@ class DocumentController(QObject):
             self.document.set_text(text)
         if had_error:
             self.sig_parse_error.emit(None)
-        self.undo_stack.push(_TextChange(self, "typing", before, text, merge=True))
+        self.undo_stack.push(_TextChange(self, description or "typing", before, text, merge=description is None))
         self._after_change(source)
 
     def _restore(self, text: str) -> None:
-        """Undo/redo: put the document back to a text."""
+        """Undo/redo: put the document back to a text (which may be text that does not parse, e.g. before a fix)."""
+        try:
+            parsed = ConfigDocument.parse(text, filename=self.path)
+        except ParseError as e:
+            self.parse_error = e
+            self._pending_text = text
+            self.sig_parse_error.emit(e)
+            self._after_change("undo")
+            return
         self._pending_text = None
         if self.parse_error is not None:
             self.parse_error = None
             self.sig_parse_error.emit(None)
         if self.document is None:
-            self.document = ConfigDocument.parse(text, filename=self.path)
+            self.document = parsed
         else:
             self.document.set_text(text)
         self._after_change("undo")
@@ -238,7 +247,7 @@ class DocumentController(QObject):
             e = self.parse_error
             from studio.validate import Finding
 
-            self.findings = [Finding("error", "syntax", e.message, None, e.hint, file=self.path, line=e.line, column=e.column)]
+            self.findings = [Finding.from_parse_error(e, file=self.path)]
             self.sig_findings.emit(self.findings)
             return
         job = _ValidateJob(self, self.text, self._revision, self.model_name, self.path)

@@ -68,12 +68,20 @@ class ConfigEditor(QWidget):
         f = self.findings.current_finding()
         if f is None or not f.edits:
             return
-
-        def fn(doc):
-            for e in f.edits:
-                e.apply(doc)
-
         try:
+            if all(e.on_text for e in f.edits):  # e.g. a misspelt field name: the text does not parse yet
+                self.text.flush()
+                text = self.controller.text
+                for e in f.edits:
+                    text = e.apply_to_text(text)
+                self.controller.set_text(text, source="fix", description=f"fix: {f.rule}")
+                self.text.set_text_preserving_cursor(self.controller.text)
+                return
+
+            def fn(doc):
+                for e in f.edits:
+                    e.apply(doc)
+
             self.controller.edit(f"fix: {f.rule}", fn)
         except Exception as e:  # noqa: BLE001 - shown to the user
             self.sig_status.emit(f"the fix could not be applied: {e}")
