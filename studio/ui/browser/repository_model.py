@@ -105,6 +105,23 @@ class RepositoryModel(QAbstractItemModel):
         super().__init__(parent)
         self.roots: list[Node] = []
         self._icons: dict[str | None, QIcon] = {}
+        self.server_states: dict = {}  # model name -> its state on the connected server (studio.runtime.models)
+
+    def set_server_states(self, states: dict) -> None:
+        """The connected server's state per model (ModelStatus: .state, .reason, .label(), .versions), or {}
+        when no server is connected. Only the model rows repaint."""
+        changed = {n for n in set(states) | set(self.server_states)
+                   if _state_key(states.get(n)) != _state_key(self.server_states.get(n))}
+        self.server_states = dict(states)
+        if not changed or not self.roots:
+            return
+        for node in self.roots:
+            if node.name in changed:
+                i = self.createIndex(node.row, 0, node)
+                self.dataChanged.emit(i, i)
+                if node.children:
+                    self.dataChanged.emit(self.createIndex(0, 0, node.children[0]),
+                                          self.createIndex(len(node.children) - 1, 0, node.children[-1]))
 
     def set_repository(self, repository: Repository, report) -> None:
         self.set_roots(build_nodes(repository, report))
@@ -153,16 +170,26 @@ class RepositoryModel(QAbstractItemModel):
                     badge += f"  ✗{node.errors}"
                 if node.warnings:
                     badge += f"  ⚠{node.warnings}"
+                st = self.server_states.get(node.name)
+                if st is not None:
+                    badge += f"  ● {_elide(st.label(), 60)}"
                 return node.name + badge
             if node.kind == "version":
-                return f"version {node.name}"
+                v = _version_state(self.server_states.get(node.parent.name), node.name)
+                return f"version {node.name}" + (f"  ● {v.state}" if v is not None and v.state else "")
             return node.name
         if role == Qt.ItemDataRole.DecorationRole and node.kind == "model":
             if node.framework not in self._icons:
                 self._icons[node.framework] = framework_icon(node.framework)
             return self._icons[node.framework]
         if role == Qt.ItemDataRole.ToolTipRole and node.kind == "model":
-            return node.tooltip
+            st = self.server_states.get(node.name)
+            if st is None:
+                return node.tooltip
+            return node.tooltip + f"\nserver: {st.state}" + (f": {st.reason}" if st.reason else "")
+        if role == Qt.ItemDataRole.ToolTipRole and node.kind == "version":
+            v = _version_state(self.server_states.get(node.parent.name), node.name)
+            return f"server: {v.state}" + (f": {v.reason}" if v.reason else "") if v is not None else None
         if role == Qt.ItemDataRole.ForegroundRole and node.kind == "model" and node.errors:
             return QColor("#d0312d")
         if role == ROLE_PATH:
@@ -183,6 +210,22 @@ class RepositoryModel(QAbstractItemModel):
 
     def model_names(self) -> list[str]:
         return [n.name for n in self.roots]
+
+
+def _state_key(status) -> tuple | None:
+    if status is None:
+        return None
+    return (status.state, status.reason, tuple((v.version, v.state, v.reason) for v in status.versions))
+
+
+def _version_state(status, version: str):
+    if status is None:
+        return None
+    return next((v for v in status.versions if v.version == version), None)
+
+
+def _elide(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def build_nodes(repository: Repository, report) -> list[Node]:

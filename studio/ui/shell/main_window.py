@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QScrollArea,
     QTabWidget,
     QToolBar,
     QTreeView,
@@ -36,16 +37,22 @@ from studio.ui.browser.repository_model import (
     RepositoryModel,
     ScanJob,
 )
+from studio.ui.common.workers import run_in_background
 from studio.ui.editor.controller import DocumentController, discard_recovery, recovery_files
+from studio.ui.server.config_banner import ConfigDriftBanner
+from studio.ui.server.deploy_panel import DeployController, DeployPanel, make_deploy_action
 from studio.ui.server.server_panel import ServerPanel
 from studio.ui.shell.editor_tab import ConfigEditor
 from studio.ui.shell.settings import recent_repositories, remember_repository
 from studio.ui.shell.undo_keys import UndoKeyRouter
+from studio.ui.tuning.dashboard import TuningDashboard
 
 
 class MainWindow(QMainWindow):
     sig_repository_loaded = Signal(int)
     """The repository browser is filled (after scan and validation): the number of models."""
+    sig_dashboard_opened = Signal(object)
+    """A tuning dashboard opened in a tab (Tune, Ctrl+T): the TuningDashboard."""
 
     def __init__(self, offer_recovery: bool = False) -> None:
         super().__init__()
@@ -84,10 +91,31 @@ class MainWindow(QMainWindow):
 
         # server
         self.server = ServerPanel()
-        server_dock = QDockWidget("Server", self)
+        server_dock = self.server_dock = QDockWidget("Server", self)
         server_dock.setObjectName("server_dock")
         server_dock.setWidget(self.server)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, server_dock)
+        self.deploy_controller = DeployController(self.server)
+        self.deploy_panel = DeployPanel(self.deploy_controller)
+        self.deploy_panel.target = self._deploy_target
+        self.deploy_dock = QDockWidget("Deploy", self)
+        self.deploy_dock.setObjectName("deploy_dock")
+        deploy_scroll = QScrollArea()  # the panel is tall (progress, findings, test inference): scroll, never squeeze
+        deploy_scroll.setWidgetResizable(True)
+        deploy_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        deploy_scroll.setWidget(self.deploy_panel)
+        self.deploy_dock.setWidget(deploy_scroll)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.deploy_dock)
+        self.tabifyDockWidget(server_dock, self.deploy_dock)
+        server_dock.raise_()
+        self.deploy_controller.sig_busy.connect(lambda on: on and self.deploy_dock.raise_())
+        self.deploy_controller.sig_goto_line.connect(self._go_to_line_in_current)
+        self.deploy_controller.sig_finished.connect(lambda _r: self._check_drift(self.current_editor()))
+        self.server.presenter.sig_model_states.connect(self._on_model_states)
+        self.server.presenter.sig_action_done.connect(lambda _m: [self._check_drift(ed) for ed in self.editors()])
+        self.server.presenter.sig_action_failed.connect(lambda m: self.status.setText(m))
+        self.server.sig_state_changed.connect(self._on_server_state)
+        self._served_states: dict = {}
 
         # editors
         self.tabs = QTabWidget()
@@ -154,7 +182,11 @@ class MainWindow(QMainWindow):
         self.act_goto = self._action("&Go to line…", self.go_to_line, "Ctrl+L")
         self.act_validate = self._action("&Validate", self.validate, "F5", "validate the open config and the repository")
         self.act_next_error = self._action("&Next problem", self.next_error, "F8")
-        self.act_diff = self._action("&Diff…", self.diff, "Ctrl+D", "compare the config with the file on disk or another model")
+        self.act_diff = self._action("&Diff…", self.diff, "Ctrl+Shift+D", "compare the config with the file on disk or another model")
+        self.act_deploy = make_deploy_action(self, self.deploy_panel.trigger)
+        self.act_tune = self._action("&Tune…", self.tune_current, "Ctrl+T", "live tuning dashboard for the open model on the server")
+        self.act_load_all = self._action("&Load all models", lambda: self.server.presenter.load_all())
+        self.act_unload_all = self._action("&Unload all models", lambda: self.server.presenter.unload_all())
         self.act_new = self._action("&New model…", self.new_model, K.New)
         self.act_convert = self._action("Con&vert framework…", self.convert_framework, None, "preview moving the model to another framework")
         self.act_ensemble = self._action("&Ensemble graph", self.show_ensemble, "Ctrl+G", "draw the open ensemble's steps and tensors")
@@ -177,6 +209,9 @@ class MainWindow(QMainWindow):
         t = self.menuBar().addMenu("&Tools")
         for a in (self.act_validate, self.act_next_error, self.act_diff, self.act_convert, self.act_ensemble):
             t.addAction(a)
+        sm = self.menuBar().addMenu("&Server")
+        for a in (self.act_deploy, self.act_tune, self.act_load_all, self.act_unload_all):
+            sm.addAction(a)
         v = self.menuBar().addMenu("&View")
         for d in self.findChildren(QDockWidget):
             v.addAction(d.toggleViewAction())
@@ -184,7 +219,8 @@ class MainWindow(QMainWindow):
         h.addAction(self.act_about)
         tb = QToolBar("Main")
         tb.setObjectName("main_toolbar")
-        for a in (self.act_open, self.act_save, self.act_undo, self.act_redo, self.act_validate, self.act_diff):
+        for a in (self.act_open, self.act_save, self.act_undo, self.act_redo, self.act_validate, self.act_diff,
+                  self.act_deploy, self.act_tune):
             tb.addAction(a)
         self.addToolBar(tb)
 
@@ -221,6 +257,7 @@ class MainWindow(QMainWindow):
         self._watch_more()
         c = report.counts()
         self.status.setText(f"{self.repository}: {len(repo.models)} models, {c['error']} error(s), {c['warning']} warning(s)")
+        self.server.presenter.repository_models = self.repo_model.model_names()
         self.sig_repository_loaded.emit(len(repo.models))
 
     def _watch_more(self) -> None:
@@ -269,6 +306,11 @@ class MainWindow(QMainWindow):
             menu.addAction("Rename…", lambda: self.rename_model(model))
             menu.addAction("Delete…", lambda: self.delete_model(model))
             menu.addAction("Validate", self.validate)
+            if self.server.runtime is not None:
+                menu.addSeparator()
+                menu.addAction("Load on the server", lambda: self.server.presenter.load(model, config=self._model_document(model)))
+                menu.addAction("Reload on the server", lambda: self.server.presenter.reload(model, config=self._model_document(model)))
+                menu.addAction("Unload from the server", lambda: self.server.presenter.unload(model))
             menu.addAction("Open folder", lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(self.repository) / model))))
         menu.exec(self.tree.viewport().mapToGlobal(pos))
 
@@ -361,6 +403,12 @@ class MainWindow(QMainWindow):
             return None
         editor = ConfigEditor(controller)
         editor.sig_status.connect(self.status.setText)
+        banner = ConfigDriftBanner()
+        editor.layout().insertWidget(0, banner)
+        editor.drift_banner = banner
+        banner.sig_reload.connect(lambda m, ed=editor: self.server.presenter.reload(m, config=ed.controller.document))
+        banner.sig_show_diff.connect(lambda m, served, ed=editor: self.show_diff(ed.controller.disk_text(), served, "file", f"server: {m}"))
+        controller.sig_saved.connect(lambda _p, ed=editor: self._check_drift(ed))
         self.undo_group.addStack(controller.undo_stack)
         controller.sig_dirty_changed.connect(lambda _d, ed=editor: self._update_title(ed))
         controller.sig_saved.connect(lambda p: self.status.setText(f"saved {p}"))
@@ -372,6 +420,7 @@ class MainWindow(QMainWindow):
             controller.set_text(text, source="recovery")
             editor.text.set_text_preserving_cursor(controller.text)
         self._update_title(editor)
+        self._check_drift(editor)
         return editor
 
     def _update_title(self, editor: ConfigEditor) -> None:
@@ -409,6 +458,12 @@ class MainWindow(QMainWindow):
 
     def close_tab(self, index: int) -> bool:
         ed = self.tabs.widget(index)
+        if isinstance(ed, TuningDashboard):
+            ed.shutdown()
+            self.server.release(f"dashboard:{id(ed)}")
+            self.tabs.removeTab(index)
+            ed.deleteLater()
+            return True
         if not isinstance(ed, ConfigEditor):
             return True
         ed.text.flush()
@@ -581,6 +636,115 @@ class MainWindow(QMainWindow):
         if self.repo is not None and name in self.repo.models and self.repo.models[name].config:
             self.open_config(str(self.repo.models[name].config))
 
+    # -- server: deploy, model states, drift, tuning --------------------------------------------------------------
+    def _deploy_target(self):
+        """What Deploy deploys: (repository, model, text, save) of the current editor, or None."""
+        ed = self.current_editor()
+        if ed is None or not self.repository:
+            return None
+        ed.text.flush()
+        return self.repository, ed.controller.model_name, ed.controller.text, self._save_editor(ed)
+
+    def _save_editor(self, ed: ConfigEditor):
+        def save() -> None:
+            ed.controller.save()
+            self._update_title(ed)
+        return save
+
+    def _go_to_line_in_current(self, line: int) -> None:
+        ed = self.current_editor()
+        if ed is not None:
+            ed.text.go_to(line)
+            ed.text.setFocus()
+
+    def _model_document(self, model: str):
+        """The open editor's document of a model (unsaved edits included), else None (the server reads the file)."""
+        for ed in self.editors():
+            if ed.controller.model_name == model and ed.controller.document is not None:
+                return ed.controller.document
+        return None
+
+    def _on_model_states(self, states: dict) -> None:
+        changed = {m for m in set(states) | set(self._served_states)
+                   if getattr(states.get(m), "state", None) != getattr(self._served_states.get(m), "state", None)}
+        self._served_states = dict(states)
+        self.repo_model.set_server_states(states)
+        for ed in self.editors():
+            if ed.controller.model_name in changed:
+                self._check_drift(ed)
+
+    def _on_server_state(self, state: str) -> None:
+        if state != "ready":
+            self._served_states = {}
+            self.repo_model.set_server_states({})
+            for ed in self.editors():
+                ed.drift_banner.hide()
+
+    def _check_drift(self, ed: ConfigEditor | None) -> None:
+        if ed is None or ed.controller.path is None:
+            return
+        runtime = self.server.runtime if self.server.state == "ready" else None
+        ed.drift_banner.check(runtime, ed.controller.model_name, ed.controller.disk_text())
+
+    def tune_current(self) -> TuningDashboard | None:
+        """Ctrl+T: the live dashboard for the open model on the connected server (started when none runs; the
+        model is loaded with the editor's config first when it is not READY)."""
+        ed = self.current_editor()
+        if ed is None or ed.controller.document is None:
+            self.status.setText("Tune: open a model's config (one that parses) first")
+            return None
+        if not self.repository:
+            return None
+        if self.server.state != "ready":
+            if self.server.state not in ("starting",):
+                self.server.start(self.repository, models=[])
+
+            def when_ready(state: str) -> None:
+                if state in ("ready", "failed", "stopped", "exited"):
+                    self.server.sig_state_changed.disconnect(when_ready)
+                    if state == "ready":
+                        self.tune_current()
+                    else:
+                        self.status.setText(f"Tune: the server is {state}")
+
+            self.server.sig_state_changed.connect(when_ready)
+            self.status.setText("Tune: starting a server…")
+            return None
+        runtime = self.server.runtime
+        model = ed.controller.model_name
+        doc = ed.controller.document
+        from studio.runtime.client import TritonClient
+
+        def ensure_loaded():
+            client = TritonClient(runtime.endpoints, logs=runtime.logs)
+            if not client.model_ready(model):
+                client.load(model, config=doc)
+            return client
+
+        def open_dashboard(client) -> None:
+            def keep(edits: dict, ed=ed) -> None:
+                if ed not in self.editors():
+                    self.status.setText("Keep: the config's tab was closed; reopen it and press Keep again")
+                    return
+                from studio.tuning.controls import apply_edits
+
+                ed.controller.edit("Keep tuned settings", lambda d: apply_edits(d, edits))
+                self.tabs.setCurrentWidget(ed)
+                self.status.setText(f"kept {len(edits)} setting(s) in {model}'s config (unsaved; Ctrl+Z undoes)")
+
+            dash = TuningDashboard(runtime.endpoints.grpc, model, ed.controller.document, client, keep=keep)
+            self.server.acquire(f"dashboard:{id(dash)}", f"tuning {model}")
+            self.tabs.addTab(dash, f"tune: {model}")
+            self.tabs.setCurrentWidget(dash)
+            self.resizeDocks([self.server_dock], [130], Qt.Orientation.Vertical)  # room for the plots
+            self.status.setText(f"tuning {model} on {runtime.endpoints.grpc}")
+            self.sig_dashboard_opened.emit(dash)
+
+        self.status.setText(f"Tune: loading {model}…")
+        run_in_background(ensure_loaded, on_done=open_dashboard,
+                          on_failed=lambda m: self.status.setText(f"Tune: {model} could not be loaded: {m}"))
+        return None
+
     def _about(self) -> None:
         import google.protobuf
         import PySide6
@@ -599,6 +763,10 @@ class MainWindow(QMainWindow):
         )
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        question = self.server.close_question()
+        if question and self.ask("Quit", question) != QMessageBox.StandardButton.Yes:
+            event.ignore()
+            return
         for i in range(self.tabs.count() - 1, 0, -1):
             if not self.close_tab(i):
                 event.ignore()
