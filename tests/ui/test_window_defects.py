@@ -103,3 +103,22 @@ def test_apply_fix_corrects_a_misspelt_field_name(window, qtbot, repo):
     qtbot.waitUntil(lambda: ed.form.widgets.get("max_batch_size") is not None, timeout=scaled(3000))
     window.act_undo.trigger()  # the fix is one undo step
     assert "max_batch_sise: 64" in ed.controller.text
+
+
+def test_tabs_close_with_a_plain_close_button(window, qtbot, repo):
+    from PySide6.QtWidgets import QStyle
+
+    open_repo(window, qtbot, repo)
+    ed = window.open_config(str(repo / "add_sub" / "config.pbtxt"))
+    window.diff("the file on disk")
+    diff_index = window.tabs.currentIndex()
+    assert window.tabs.close_button(0) is None  # the Start page stays
+    for i in (window.tabs.indexOf(ed), diff_index):
+        b = window.tabs.close_button(i)
+        assert b is not None and b.objectName() == "tabCloseButton"
+        expected = window.style().standardIcon(QStyle.StandardPixmap.SP_TitleBarCloseButton).pixmap(12, 12).toImage()
+        assert b.icon().pixmap(12, 12).toImage() == expected
+    qtbot.mouseClick(window.tabs.close_button(diff_index), Qt.MouseButton.LeftButton)
+    assert window.tabs.count() == 2  # the diff tab is gone
+    qtbot.mouseClick(window.tabs.close_button(window.tabs.indexOf(ed)), Qt.MouseButton.LeftButton)
+    assert window.tabs.count() == 1 and not window.editors()

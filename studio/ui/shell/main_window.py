@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QScrollArea,
-    QTabWidget,
     QToolBar,
     QTreeView,
     QVBoxLayout,
@@ -44,6 +43,7 @@ from studio.ui.server.deploy_panel import DeployController, DeployPanel, make_de
 from studio.ui.server.server_panel import ServerPanel
 from studio.ui.shell.editor_tab import ConfigEditor
 from studio.ui.shell.settings import recent_repositories, remember_repository
+from studio.ui.shell.tabs import CentralTabs
 from studio.ui.shell.undo_keys import UndoKeyRouter
 from studio.ui.tuning.dashboard import TuningDashboard
 
@@ -118,15 +118,12 @@ class MainWindow(QMainWindow):
         self._served_states: dict = {}
 
         # editors
-        self.tabs = QTabWidget()
-        self.tabs.setTabsClosable(True)
-        self.tabs.setDocumentMode(True)
+        self.tabs = CentralTabs()
         self.tabs.tabCloseRequested.connect(self.close_tab)
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.placeholder = QLabel("Open a model repository (Ctrl+O) and double-click a model to edit its config.")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.tabs.addTab(self.placeholder, "Start")
-        self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
         self.setCentralWidget(self.tabs)
         self.status = QLabel("")
         self.statusBar().addWidget(self.status, 1)
@@ -465,6 +462,9 @@ class MainWindow(QMainWindow):
             ed.deleteLater()
             return True
         if not isinstance(ed, ConfigEditor):
+            if index > 0 and ed is not None:  # a diff or a graph: nothing to save
+                self.tabs.removeTab(index)
+                ed.deleteLater()
             return True
         ed.text.flush()
         if ed.controller.dirty:
