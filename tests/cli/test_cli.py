@@ -8,14 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, scaled_s
 
 EXE = [sys.executable, "-m", "studio.cli"]
 SAMPLE = CORPUS / "real-configs" / "server" / "docs" / "examples" / "model_repository" / "densenet_onnx" / "config.pbtxt"
 
 
 def run(*args, cwd=None):
-    return subprocess.run([*EXE, *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+    return subprocess.run([*EXE, *args], capture_output=True, text=True, cwd=cwd, timeout=scaled_s(60))
 
 
 def copy_sample(tmp_path: Path) -> Path:

@@ -18,7 +18,7 @@ from studio.runtime.docker_runtime import (
     docker_client,
     studio_containers,
 )
-from tests.conftest import REPO
+from tests.conftest import REPO, scaled_s
 from tests.runtime.helpers import demo_copy, full_scenario
 
 
@@ -102,7 +102,7 @@ def test_container_killed_from_outside(client, cpu_image, tmp_path):
     rt.start(demo_copy(tmp_path), ServerOptions(models=["add_sub"]))
     try:
         subprocess.run(["docker", "kill", rt.container.id], check=True, capture_output=True)
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + scaled_s(15)
         while rt.poll() != Status.EXITED and time.monotonic() < deadline:
             time.sleep(0.2)
         assert rt.status == Status.EXITED
@@ -146,7 +146,7 @@ def test_daemon_unreachable(monkeypatch, tmp_path):
 def test_exit_during_start(cpu_image, tmp_path):
     rt = DockerRuntime(image=cpu_image, gpus="none")
     with pytest.raises(Exception) as e:
-        rt.start(demo_copy(tmp_path), ServerOptions(extra_args=["--no-such-flag"], ready_timeout_s=30))
+        rt.start(demo_copy(tmp_path), ServerOptions(extra_args=["--no-such-flag"], ready_timeout_s=scaled_s(30)))
     assert "exited during start" in str(e.value) and "no-such-flag" in str(e.value)
     assert rt.container is None
 

@@ -13,6 +13,7 @@ import pytest
 
 from studio.runtime import PortInUse, RepositoryNotFound, ServerOptions, Status
 from studio.runtime.embedded import EmbeddedRuntime, list_embedded_servers
+from tests.conftest import scaled_s
 from tests.runtime.helpers import demo_copy, full_scenario
 
 
@@ -80,7 +81,7 @@ def test_server_killed_from_outside_is_noticed(tmp_path):
     rt.start(demo_copy(tmp_path), ServerOptions(models=["add_sub"]))
     try:
         os.kill(rt.pid, signal.SIGKILL)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + scaled_s(10)
         while rt.poll() != Status.EXITED and time.monotonic() < deadline:
             time.sleep(0.1)
         assert rt.status == Status.EXITED
@@ -108,11 +109,11 @@ def test_no_server_outlives_a_killed_studio(tmp_path):
         assert _alive(server_pid)
         child.kill()  # SIGKILL: the studio gets no chance to clean up
         child.wait()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + scaled_s(20)
         while _alive(server_pid) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not _alive(server_pid), "the server outlived the studio"
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + scaled_s(10)
         while _group_members(server_pid) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _group_members(server_pid) == []
@@ -124,7 +125,7 @@ def test_no_server_outlives_a_killed_studio(tmp_path):
 def test_exit_during_start_reports_code_and_log(tmp_path):
     rt = EmbeddedRuntime()
     with pytest.raises(Exception) as e:
-        rt.start(demo_copy(tmp_path), ServerOptions(extra_args=["--no-such-flag"], ready_timeout_s=20))
+        rt.start(demo_copy(tmp_path), ServerOptions(extra_args=["--no-such-flag"], ready_timeout_s=scaled_s(20)))
     text = str(e.value)
     assert "exited during start" in text and "exit code" in text and "no-such-flag" in text
     assert rt.status == Status.FAILED
