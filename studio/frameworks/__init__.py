@@ -33,6 +33,8 @@ class Framework:
     parameters: tuple[str, ...]
     specific_fields: tuple[str, ...]
     forbidden_fields: tuple[str, ...] = ()
+    decoupled: bool = False  # the backend can send any number of responses per request
+    model_files: str = ""  # what goes in a version folder, in words (for people, not checked)
 
 
 @lru_cache(maxsize=1)
@@ -59,6 +61,8 @@ def frameworks() -> dict[str, Framework]:
             parameters=tuple(d.get("parameters", ())),
             specific_fields=tuple(d.get("specific_fields", ())),
             forbidden_fields=tuple(d.get("forbidden_fields", ())),
+            decoupled=bool(d.get("decoupled", False)),
+            model_files=d.get("model_files", ""),
         )
     return out
 
@@ -66,6 +70,16 @@ def frameworks() -> dict[str, Framework]:
 def known_backends() -> set[str]:
     fw = {f.backend for f in frameworks().values() if f.backend}
     return fw | set(_data()["backends"]["known"])
+
+
+def backend_kind(backend: str) -> str:
+    """"framework" (a framework of this knowledge base), "official" (ships with Triton or its QA suite) or
+    "custom" (a backend of your own: libtriton_<name>.so on the server); "" for no backend."""
+    if not backend:
+        return ""
+    if any(f.backend == backend for f in frameworks().values()):
+        return "framework"
+    return "official" if backend in known_backends() else "custom"
 
 
 def python_based_backends() -> set[str]:

@@ -6,7 +6,11 @@
 
 Handles without crashing: missing config.pbtxt, non-numeric or 0-prefixed version folders (Triton ignores
 them), empty version folders, folder name != `name:`, unreadable files, symlinks that leave the repository
-(not followed, reported), `--model-config-name` alternatives under `<model>/configs/<name>.pbtxt`.
+(not followed, reported), `--model-config-name` alternatives under `<model>/configs/<name>.pbtxt`, a
+config.pbtxt inside a version folder (Triton ignores it; listed in `misplaced_configs`).
+
+    config_only_checkout(repo.models)   # most models have no version folder: configs without model files
+    repository_candidates("parent/")    # a folder of repositories (or a model folder): the repositories in it
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class ModelEntry:
     outside_links: list[str] = field(default_factory=list)  # symlinks that leave the repository
     alt_configs: dict[str, Path] = field(default_factory=dict)  # --model-config-name NAME -> configs/NAME.pbtxt
     top_files: list[str] = field(default_factory=list)  # files beside config.pbtxt
+    misplaced_configs: list[str] = field(default_factory=list)  # "1/config.pbtxt": configs Triton never reads
 
     @property
     def files(self) -> dict[str, list[str]]:
@@ -153,10 +158,77 @@ def scan_model(path: Path, root: Path) -> ModelEntry:
             if c.name != "configs":
                 entry.ignored.append((c.name, why))
             continue
-        entry.version_dirs[c.name] = _list_dir(cpath, root, entry.outside_links)
+        vd = entry.version_dirs[c.name] = _list_dir(cpath, root, entry.outside_links)
         entry.versions.append(c.name)
+        if "config.pbtxt" in vd.files and "config.pbtxt" not in vd.dirs:
+            entry.misplaced_configs.append(f"{c.name}/config.pbtxt")
     entry.versions.sort(key=int)
+    entry.misplaced_configs.sort(key=lambda r: int(r.split("/", 1)[0]))
     return entry
+
+
+def config_only_checkout(models: dict[str, ModelEntry] | list[ModelEntry]) -> bool:
+    """Whether a repository holds configs without model files (a git checkout of the configs, the weights
+    fetched at deploy time): more than half of its models have no version folder at all. One model without
+    a version folder among models that have theirs is a mistake, not a checkout of that kind."""
+    entries = list(models.values()) if isinstance(models, dict) else list(models)
+    if not entries:
+        return False
+    bare = sum(1 for e in entries if not e.versions)
+    return bare * 2 > len(entries)
+
+
+def _looks_like_model(path: Path) -> bool:
+    """A folder Triton would take for a model: a config.pbtxt, or a numeric version folder."""
+    try:
+        if (path / "config.pbtxt").is_file():
+            return True
+        with os.scandir(path) as it:
+            return any(c.name.isdigit() and c.is_dir() for c in it)
+    except OSError:
+        return False
+
+
+def _subfolders(path: Path) -> list[Path]:
+    try:
+        with os.scandir(path) as it:
+            return sorted((Path(c.path) for c in it if not c.name.startswith(".") and c.is_dir()), key=lambda p: p.name)
+    except OSError:
+        return []
+
+
+def repository_candidates(path: str | os.PathLike, max_depth: int = 3, limit: int = 50) -> list[Path]:
+    """The repositories to offer when PATH is not one itself (empty: PATH is a repository, or nothing better).
+
+    - PATH is a model folder (its own config.pbtxt): its parent.
+    - PATH holds no model (no subfolder with a config.pbtxt or a version folder) but folders below it do
+      (`parent/models/<model>/config.pbtxt`, `qa/L0_x/addsub_repo/...`): those folders, nearest first,
+      searched at most `max_depth` levels down, at most `limit` of them. Opening such a folder as a
+      repository would make each of its subfolders a bogus model."""
+    p = Path(path)
+    if not p.is_dir():
+        return []
+    if (p / "config.pbtxt").is_file():
+        return [p.parent]
+    children = _subfolders(p)
+    if any(_looks_like_model(c) for c in children):
+        return []
+    found: list[Path] = []
+    level = children
+    for _ in range(max_depth):
+        below: list[Path] = []
+        for d in level:
+            subs = _subfolders(d)
+            if any((s / "config.pbtxt").is_file() for s in subs):
+                found.append(d)
+            else:
+                below.extend(subs)
+            if len(found) >= limit:
+                return found
+        if found or not below:
+            break
+        level = below[:2000]
+    return found
 
 
 def _signature(path: Path) -> tuple:

@@ -18,7 +18,7 @@ from tritonclient.grpc import model_config_pb2 as pb
 
 from studio.config import ConfigDocument, ParseError
 from studio.frameworks import framework_of
-from studio.repository import ModelEntry, Repository, gc_paused, scan_model
+from studio.repository import ModelEntry, Repository, config_only_checkout, gc_paused, scan_model
 from studio.validate.findings import SEVERITIES, Edit, Finding, worst
 from studio.validate.normalize import (
     AutoCompleteError,
@@ -47,6 +47,10 @@ class Options:
     config_only: bool = False  # no file-system checks; models an ensemble calls need not exist
     gpus: set[int] = field(default_factory=set)  # GPUs of this machine (KIND_GPU findings are info only)
     extra_backends: set[str] = field(default_factory=set)  # custom backends installed on the target server
+    # A repository of configs without model files (studio.repository.config_only_checkout): a model without
+    # version folders is a warning ("Triton will not load it until model files are present"), not an error.
+    # None: decided per repository; False: always an error; True: always a warning.
+    config_only_checkout: bool | None = None
 
 
 @dataclass
@@ -144,7 +148,11 @@ def _validate_config(
     where = file or (document.filename if document else None)
     cfg, origin, fatal = _prepare(written, name, first_version, options)
     if fatal is not None:
-        if first_version is None and options.config_only:
+        if first_version is None and not options.config_only and options.config_only_checkout:
+            # no version folder to read the backend off: the model files are not checked out
+            fatal.severity = "warning"
+            fatal.message += " (no version folders: Triton will not load it until model files are present)"
+        elif first_version is None and options.config_only:
             # Triton would read the backend off the model files, which config-only validation does not see
             fatal.severity = "info"
             fatal.rule = "backend.from-files"
@@ -225,17 +233,30 @@ def model_config_and_findings(
             "name", f"rename the folder or set name: \"{name}\"", file=file, model=name,
             edits=(Edit("set", "name", name),),
         )], doc, file)[0])
+    for rel in entry.misplaced_configs:
+        out.append(Finding(
+            "warning", "repository.misplaced-config",
+            f"Triton reads only {name}/config.pbtxt; {name}/{rel} is ignored",
+            hint=f"move it to {name}/config.pbtxt" if entry.config is None else f"merge it into {name}/config.pbtxt and delete it",
+            file=str(entry.path / rel), model=name,
+        ))
     for _folder, why in entry.ignored:
         add("info", "repository.version-ignored", why, hint="version folders are positive integers without leading zeros")
     existing = [int(v) for v in entry.versions]
     to_load = _versions_to_load(cfg, existing)
     if not to_load:
         msg = f"at least one version must be available under the version policy of model '{name}'"
+        severity = "error"
         if not existing:
             hint = f"create a version folder, e.g. {name}/1/"
+            if options.config_only_checkout:
+                severity = "warning"
+                msg = (f"no version folders: Triton will not load '{name}' until model files are present "
+                       f"(Triton: {msg})")
+                hint = f"the repository holds configs without model files; put them in {name}/1/ before serving"
         else:
             hint = f"existing versions: {', '.join(map(str, existing))}"
-        out.append(_locate([Finding("error", "repository.no-version", msg, "version_policy", hint, file=file, model=name)], doc, file)[0])
+        out.append(_locate([Finding(severity, "repository.no-version", msg, "version_policy", hint, file=file, model=name)], doc, file)[0])
     if cfg.version_policy.WhichOneof("policy_choice") == "specific":
         for i, v in enumerate(cfg.version_policy.specific.versions):
             if v not in existing:
@@ -281,7 +302,7 @@ def model_config_and_findings(
                     'parameters["EXECUTION_ENV_PATH"]', hint="pack the environment with conda-pack and put the archive there")
         elif not os.path.isabs(env):
             add("warning", "python.execution-env", f"EXECUTION_ENV_PATH '{env}' is relative: Triton resolves it against its own working folder; start it with $$TRITON_MODEL_DIRECTORY")
-    if written.model_transaction_policy.decoupled and cfg.backend not in ("python", "") and fw is not None and fw.key not in ("python",):
+    if written.model_transaction_policy.decoupled and cfg.backend not in ("python", "") and fw is not None and not fw.decoupled:
         add("warning", "decoupled.backend", f"model '{name}' is decoupled, but the {fw.label} backend sends one response per request",
             "model_transaction_policy.decoupled")
     for f in out:
@@ -301,6 +322,18 @@ def _validate_repository(repo: str | os.PathLike | Repository, options: Options)
     if not repository.models:
         repository.scan()
     report = Report(models=list(repository.models))
+    if options.config_only_checkout is None and not options.config_only:
+        from dataclasses import replace
+
+        bare = config_only_checkout(repository.models)
+        options = replace(options, config_only_checkout=bare)
+        if bare:
+            n = sum(1 for e in repository.models.values() if not e.versions)
+            report.findings.append(Finding(
+                "info", "repository.config-only-checkout",
+                f"{n} of {len(repository.models)} models have no version folders: a repository of configs without "
+                "model files; missing versions are warnings (Triton will not load those models until the files are present)",
+                file=str(repository.path)))
     for link in repository.outside_links:
         report.findings.append(Finding("warning", "repository.symlink-outside",
                                        f"'{link}' is a symbolic link that leaves the repository: the studio does not follow it",

@@ -58,8 +58,8 @@ def check_ensembles(entries: dict[str, ModelEntry], configs: dict[str, pb.ModelC
         file = str(entry.config) if entry is not None and entry.config else None
         doc = entry.document if entry is not None else None
 
-        def err(rule, msg, path=None, hint=None, _name=name, _file=file, _doc=doc):
-            f = Finding("error", rule, msg, path, hint, file=_file, model=_name)
+        def err(rule, msg, path=None, hint=None, _name=name, _file=file, _doc=doc, severity="error"):
+            f = Finding(severity, rule, msg, path, hint, file=_file, model=_name)
             if _doc is not None and path is not None:
                 from studio.validate import _locate
 
@@ -92,7 +92,16 @@ def check_ensembles(entries: dict[str, ModelEntry], configs: dict[str, pb.ModelC
                 loaded = _versions_to_load(target, existing)
             else:
                 loaded = existing
-            if s.model_version not in loaded:
+            if s.model_version not in loaded and not existing and getattr(options, "config_only_checkout", False):
+                err(
+                    "ensemble.required-version",
+                    f"ensemble '{name}' depends on version {s.model_version} of '{s.model_name}', which has no version "
+                    "folders: Triton will not load it until model files are present",
+                    f"ensemble_scheduling.step[{i}].model_version",
+                    severity="warning",
+                )
+                stop = True
+            elif s.model_version not in loaded:
                 err(
                     "ensemble.required-version",
                     f"ensemble '{name}' depends on '{s.model_name}' whose required version {s.model_version} is not loaded",

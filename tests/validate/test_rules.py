@@ -149,7 +149,7 @@ REPOSITORY_RULES = {
     "ensemble.missing-models", "ensemble.required-version", "repository.cc-model-file", "repository.empty-version",
     "repository.model-file", "repository.name-mismatch", "repository.no-config", "repository.no-version",
     "repository.specific-version-missing", "repository.symlink-outside", "repository.unreadable",
-    "repository.version-ignored",
+    "repository.version-ignored", "repository.misplaced-config", "repository.config-only-checkout",
 }
 
 
