@@ -25,13 +25,10 @@ _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 
 
 def templates_dir() -> Path:
-    here = Path(__file__).resolve().parents[2] / "model_repository_templates"
-    if here.is_dir():
-        return here
-    installed = Path(sys.prefix) / "share" / "triton-config-studio" / "model_repository_templates"
-    if installed.is_dir():
-        return installed
-    raise FileNotFoundError("the model templates folder is missing")
+    """model_repository_templates/: in the installed package (a wheel), else the checkout (studio.resources)."""
+    from studio.resources import templates_dir as _templates_dir
+
+    return _templates_dir()
 
 
 @dataclass
