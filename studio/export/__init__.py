@@ -1,0 +1,1 @@
+"""Export a model repository for a cluster: KServe, Triton's Helm chart, docker compose (no Qt)."""
