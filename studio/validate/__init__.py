@@ -204,6 +204,13 @@ def model_config_and_findings(
 
     for link in entry.outside_links:
         add("warning", "repository.symlink-outside", f"'{name}/{link}' is a symbolic link that leaves the repository: the studio does not follow it")
+    for rel in entry.misplaced_configs:
+        out.append(Finding(
+            "warning", "repository.misplaced-config",
+            f"Triton reads only {name}/config.pbtxt; this file ({name}/{rel}) is ignored",
+            hint=f"move it to {name}/config.pbtxt" if entry.config is None else f"merge it into {name}/config.pbtxt and delete it",
+            file=str(entry.path / rel), model=name,
+        ))
     if entry.read_error:
         add("error", "repository.unreadable", entry.read_error)
         return None, out
@@ -233,13 +240,6 @@ def model_config_and_findings(
             "name", f"rename the folder or set name: \"{name}\"", file=file, model=name,
             edits=(Edit("set", "name", name),),
         )], doc, file)[0])
-    for rel in entry.misplaced_configs:
-        out.append(Finding(
-            "warning", "repository.misplaced-config",
-            f"Triton reads only {name}/config.pbtxt; {name}/{rel} is ignored",
-            hint=f"move it to {name}/config.pbtxt" if entry.config is None else f"merge it into {name}/config.pbtxt and delete it",
-            file=str(entry.path / rel), model=name,
-        ))
     for _folder, why in entry.ignored:
         add("info", "repository.version-ignored", why, hint="version folders are positive integers without leading zeros")
     existing = [int(v) for v in entry.versions]
@@ -251,8 +251,7 @@ def model_config_and_findings(
             hint = f"create a version folder, e.g. {name}/1/"
             if options.config_only_checkout:
                 severity = "warning"
-                msg = (f"no version folders: Triton will not load '{name}' until model files are present "
-                       f"(Triton: {msg})")
+                msg = f"no version folders: Triton will not load it until model files are present (Triton: {msg})"
                 hint = f"the repository holds configs without model files; put them in {name}/1/ before serving"
         else:
             hint = f"existing versions: {', '.join(map(str, existing))}"

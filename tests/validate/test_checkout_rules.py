@@ -58,7 +58,7 @@ def test_a_config_inside_a_version_folder_is_a_warning_on_that_file(tmp_path):
     report = validate_repository(tmp_path)
     f = next(f for f in report.findings if f.rule == "repository.misplaced-config")
     assert f.severity == "warning" and f.model == "m"
-    assert f.message == "Triton reads only m/config.pbtxt; m/1/config.pbtxt is ignored"
+    assert f.message == "Triton reads only m/config.pbtxt; this file (m/1/config.pbtxt) is ignored"
     assert f.file == str(tmp_path / "m" / "1" / "config.pbtxt")
 
 

@@ -11,12 +11,13 @@ from PySide6.QtCore import (
     QAbstractItemModel,
     QModelIndex,
     QObject,
+    QRectF,
     QRunnable,
     QSortFilterProxyModel,
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
+from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPen, QPixmap
 
 from studio.frameworks import framework_of
 from studio.repository import ModelEntry, Repository
@@ -29,28 +30,48 @@ ROLE_MODEL = Qt.ItemDataRole.UserRole + 4
 _FRAMEWORK_COLORS = {
     "tensorrt": "#76b900", "onnxruntime": "#5b5b5b", "pytorch": "#ee4c2c", "tensorflow_savedmodel": "#ff8f00",
     "tensorflow_graphdef": "#ff8f00", "python": "#3776ab", "openvino": "#0071c5", "ensemble": "#8e44ad",
-    "dali": "#00a3e0", "fil": "#16a085",
+    "dali": "#00a3e0", "fil": "#16a085", "tensorrtllm": "#76b900", "vllm": "#30a2ff",
 }
 _FRAMEWORK_LETTERS = {
     "tensorrt": "T", "onnxruntime": "O", "pytorch": "P", "tensorflow_savedmodel": "TF", "tensorflow_graphdef": "TF",
-    "python": "Py", "openvino": "OV", "ensemble": "E", "dali": "D", "fil": "F",
+    "python": "Py", "openvino": "OV", "ensemble": "E", "dali": "D", "fil": "F", "tensorrtllm": "TL", "vllm": "vL",
 }
+NEUTRAL = "#7a8591"  # a backend the knowledge base has no framework for (official extras, custom backends)
+
+
+def icon_spec(key: str | None) -> tuple[str, str, bool]:
+    """(fill colour, letters, outlined) of a model's icon. key: a framework key, "backend:<name>" for a
+    backend without a framework entry (identity, your own libtriton_<name>.so), None when nothing says
+    which backend the model uses (no config and no model files)."""
+    if key in _FRAMEWORK_LETTERS:
+        return _FRAMEWORK_COLORS[key], _FRAMEWORK_LETTERS[key], False
+    if key and key.startswith("backend:"):
+        name = key.removeprefix("backend:")
+        return NEUTRAL, (name[:2] or "B").capitalize(), True
+    return NEUTRAL, "?", True
 
 
 def framework_icon(key: str | None) -> QIcon:
+    color, letters, outlined = icon_spec(key)
     pm = QPixmap(18, 18)
     pm.fill(Qt.GlobalColor.transparent)
     p = QPainter(pm)
     p.setRenderHint(QPainter.RenderHint.Antialiasing)
-    p.setBrush(QColor(_FRAMEWORK_COLORS.get(key or "", "#999999")))
-    p.setPen(Qt.PenStyle.NoPen)
-    p.drawRoundedRect(0, 0, 18, 18, 4, 4)
-    p.setPen(QColor("white"))
     f = QFont()
     f.setPixelSize(9)
     f.setBold(True)
     p.setFont(f)
-    p.drawText(pm.rect(), Qt.AlignmentFlag.AlignCenter, _FRAMEWORK_LETTERS.get(key or "", "?"))
+    if outlined:  # neutral: an outline, so it does not look like a framework's brand nor like an alarm
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.setPen(QPen(QColor(color), 1.6))
+        p.drawRoundedRect(QRectF(1, 1, 16, 16), 4, 4)
+        p.setPen(QColor(color))
+    else:
+        p.setBrush(QColor(color))
+        p.setPen(Qt.PenStyle.NoPen)
+        p.drawRoundedRect(0, 0, 18, 18, 4, 4)
+        p.setPen(QColor("white"))
+    p.drawText(pm.rect(), Qt.AlignmentFlag.AlignCenter, letters)
     p.end()
     return QIcon(pm)
 
@@ -62,7 +83,7 @@ class Node:
     path: Path | None
     parent: Node | None
     children: list[Node] = field(default_factory=list)
-    framework: str | None = None
+    framework: str | None = None  # icon_spec key
     errors: int = 0
     warnings: int = 0
     tooltip: str = ""
@@ -187,6 +208,10 @@ class RepositoryModel(QAbstractItemModel):
             if st is None:
                 return node.tooltip
             return node.tooltip + f"\nserver: {st.state}" + (f": {st.reason}" if st.reason else "")
+        if role == Qt.ItemDataRole.ToolTipRole and node.kind == "file":
+            return node.tooltip or None
+        if role == Qt.ItemDataRole.ForegroundRole and node.kind == "file" and node.warnings:
+            return QColor("#b7791f")
         if role == Qt.ItemDataRole.ToolTipRole and node.kind == "version":
             v = _version_state(self.server_states.get(node.parent.name), node.name)
             return f"server: {v.state}" + (f": {v.reason}" if v.reason else "") if v is not None else None
@@ -241,6 +266,10 @@ def build_nodes(repository: Repository, report) -> list[Node]:
                 c[1] += 1
             if f.severity != "info" and len(tips.setdefault(f.model, [])) < 8:
                 tips[f.model].append(f"{f.severity}: {f.message}")
+    file_tips: dict[str, list[str]] = {}  # findings about one file (a misplaced config) on its row
+    for f in report.findings:
+        if f.file and f.severity != "info":
+            file_tips.setdefault(str(f.file), []).append(f"{f.severity}: {f.message}")
     frameworks = getattr(report, "frameworks", None) or {}
     roots = []
     for i, (name, entry) in enumerate(sorted(repository.models.items())):
@@ -251,7 +280,12 @@ def build_nodes(repository: Repository, report) -> list[Node]:
         for j, v in enumerate(entry.versions):
             vn = Node("version", v, entry.path / v, node, row=j)
             for k, fname in enumerate(entry.version_dirs[v].files):
-                vn.children.append(Node("file", fname, entry.path / v / fname, vn, row=k))
+                fn = Node("file", fname, entry.path / v / fname, vn, row=k)
+                if f"{v}/{fname}" in entry.misplaced_configs:
+                    fn.tooltip = "\n".join(file_tips.get(str(fn.path), [])) or (
+                        f"Triton reads only {name}/config.pbtxt; this file is ignored")
+                    fn.warnings = 1
+                vn.children.append(fn)
             node.children.append(vn)
         roots.append(node)
     return roots
@@ -260,6 +294,7 @@ def build_nodes(repository: Repository, report) -> list[Node]:
 def _framework_key(entry: ModelEntry) -> str | None:
     if entry.document is None:
         return None
+    from studio.frameworks import backend_kind
     from studio.validate.normalize import VersionFolder, auto_complete_backend_fields
 
     msg = entry.document.to_message()
@@ -269,7 +304,9 @@ def _framework_key(entry: ModelEntry) -> str | None:
     except ValueError:
         return None
     fw = framework_of(msg)
-    return fw.key if fw else None
+    if fw is not None:
+        return fw.key
+    return f"backend:{msg.backend}" if backend_kind(msg.backend) in ("official", "custom") else None
 
 
 class RepositoryFilter(QSortFilterProxyModel):

@@ -223,6 +223,14 @@ class MainWindow(QMainWindow):
 
     # -- repository ---------------------------------------------------------------------------------------------
     def open_repository(self, path: str) -> None:
+        from studio.repository import repository_candidates
+        from studio.ui.browser.repository_choice import choose_repository
+
+        candidates = repository_candidates(path)
+        if candidates:  # a folder of repositories or a model folder: offer the repositories instead
+            path = choose_repository(self, path, candidates)
+            if path is None:
+                return
         self.repository = str(Path(path).resolve())
         self.repo = Repository(self.repository)
         self.server.repository = self.repository
@@ -281,8 +289,16 @@ class MainWindow(QMainWindow):
             entry = self.repo.models.get(model) if self.repo else None
             if entry is not None and entry.config is not None:
                 self.open_config(str(entry.config))
+            elif entry is not None and entry.misplaced_configs:  # e.g. 1/config.pbtxt: open it, the browser warns
+                self.open_config(str(entry.path / entry.misplaced_configs[0]))
             else:
                 self.status.setText(f"{model} has no config.pbtxt: Triton derives it from the model files")
+        elif index.data(ROLE_KIND) == "file":
+            from studio.ui.browser.repository_model import ROLE_PATH
+
+            path = index.data(ROLE_PATH) or ""
+            if path.endswith(".pbtxt"):  # e.g. a config in a version folder: Triton ignores it, the browser says so
+                self.open_config(path)
 
     def select_model(self, name: str) -> QModelIndex:
         for r in range(self.proxy.rowCount()):
@@ -783,13 +799,24 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app.setOrganizationName("triton-config-studio")
     app.setApplicationName("Triton Config Studio")
     app.setApplicationVersion(__version__)
+    app.setDesktopFileName("triton-config-studio")  # packaging/triton-config-studio.desktop
+    from PySide6.QtGui import QIcon
+
+    from studio.resources import resource
+
+    icon = QIcon()
+    for png in sorted(resource("icons").glob("triton-config-studio-*.png")):
+        icon.addFile(str(png))
+    app.setWindowIcon(icon)
     font = app.font()
     if font.pointSize() < 9:
         app.setFont(QFont(font.family(), 10))
     return app  # type: ignore[return-value]
 
 
-def run_gui(repository: str | None, screenshot: str | None = None, serve: str | None = None) -> int:
+def run_gui(repository: str | None, screenshot: str | None = None, serve: str | None = None,
+            open_file: str | None = None) -> int:
+    """The window on `repository`; `open_file` (a config in it) opens in an editor tab, else the first model."""
     app = make_app()
     win = MainWindow(offer_recovery=screenshot is None)
     if screenshot:
@@ -802,6 +829,9 @@ def run_gui(repository: str | None, screenshot: str | None = None, serve: str | 
     pending = {"repo": bool(repository), "server": bool(repository and serve)}
 
     def open_first() -> None:
+        if open_file:
+            win.open_config(open_file)
+            return
         if win.repo is not None and win.repo.models:
             first = sorted(win.repo.models)[0]
             idx = win.select_model(first)
