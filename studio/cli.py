@@ -6,7 +6,6 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage (bad arguments, unknown field p
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -719,11 +718,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 def gui_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="triton-studio", description="Open the studio window.", add_help=True)
-    p.add_argument("repository", nargs="?", help="a Triton model repository folder to open")
+    p.add_argument("repository", nargs="?", metavar="REPO|FILE.pbtxt",
+                   help="a model repository folder, a model folder, or a config file (opens its repository and the file)")
     p.add_argument("--screenshot", metavar="PNG", help="open, save a screenshot of the window, and quit")
     p.add_argument("--serve", choices=("embedded", "docker"), help="start a local Triton on the repository")
     p.add_argument("--version", action="version", version=f"triton-studio {__version__}")
     return p
+
+
+def gui_target(path: str) -> tuple[str, str | None]:
+    """(repository folder, config file to open or None) for what the GUI was given; ValueError says why not.
+
+    A repository opens as it is; a model folder (it has config.pbtxt) opens its repository and its config; a file
+    (config.pbtxt, or an alternative config under <model>/configs/) opens the repository above its model folder.
+    """
+    p = Path(path).expanduser().resolve()
+    if p.is_dir():
+        if (p / "config.pbtxt").is_file():
+            return str(p.parent), str(p / "config.pbtxt")
+        return str(p), None
+    if p.is_file():
+        if p.suffix != ".pbtxt":
+            raise ValueError(f"{path}: not a model repository folder or a .pbtxt config file")
+        model = p.parent.parent if p.parent.name == "configs" else p.parent
+        return str(model.parent), str(p)
+    raise ValueError(f"{path}: no such folder or file")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -736,12 +755,16 @@ def main(argv: list[str] | None = None) -> int:
             return int(e.code or 0)
         return args.func(args)
     args = gui_parser().parse_args(argv)
-    if args.repository and not os.path.isdir(args.repository):
-        print(f"triton-studio: {args.repository}: not a folder", file=sys.stderr)
-        return 2
+    repository, open_file = args.repository, None
+    if repository:
+        try:
+            repository, open_file = gui_target(repository)
+        except ValueError as e:
+            print(f"triton-studio: {e}", file=sys.stderr)
+            return 2
     from studio.ui.shell.main_window import run_gui
 
-    return run_gui(args.repository, screenshot=args.screenshot, serve=args.serve)
+    return run_gui(repository, screenshot=args.screenshot, serve=args.serve, open_file=open_file)
 
 
 if __name__ == "__main__":
