@@ -7,13 +7,19 @@ its steady-state figures.
     engine.start()
     result = engine.reload(new_text, diff="max_queue_delay 0->2000 us", t_requested=t)   # blocking: a worker
     engine.set_concurrency(64); engine.set_rate(500, poisson=True); engine.set_shape(Ramp(10, 500, 30))
-    engine.pause(); engine.resume(); engine.stop()
+    engine.pause(); engine.resume(); engine.stop(); engine.close()   # close(): the load's process ends too
+
+The load generator and the sampler run in a child process (studio.tuning.loadproc), so that the Qt UI and its
+plots never share a GIL with them; samples stream back and reach subscribers on a reader thread. `engine.loadgen`
+and `engine.sampler` are stand-ins with the parts a TuningSession uses (running, set_concurrency, samples).
+`in_process=True` keeps both on threads of this process (what `bench`-like scripts without a UI may want).
 
 Times in records are seconds since the engine was made (`engine.now()`), the dashboard's x axis.
 """
 
 from __future__ import annotations
 
+import collections
 import re
 import threading
 import time
@@ -23,6 +29,7 @@ from dataclasses import dataclass, field
 from studio.config import ConfigDocument
 from studio.tuning.inputs import InputError, from_input_data, synthesize
 from studio.tuning.loadgen import LoadGenerator, LoadSpec
+from studio.tuning.loadproc import LoadProcess
 from studio.tuning.reload import SteadyDetector
 from studio.tuning.sampler import Sample, Sampler
 from studio.tuning.session import TuningSession, perf_analyzer_command
@@ -68,11 +75,58 @@ def failure_text(e: Exception) -> str:
     return " ".join(str(text).split())
 
 
+class RemoteLoad:
+    """The parent's view of the load generator in the child: what TuningSession and the search call."""
+
+    def __init__(self, engine: LiveEngine) -> None:
+        self.engine = engine
+
+    @property
+    def running(self) -> bool:
+        return self.engine.running
+
+    @property
+    def concurrency(self) -> int:
+        return self.engine.concurrency or 0
+
+    def set_concurrency(self, n: int) -> None:
+        self.engine._send("concurrency", max(1, int(n)))
+
+    def set_rate(self, rate: float) -> None:
+        self.engine._send("rate", float(rate))
+
+    def stop(self) -> None:
+        self.engine.stop()
+
+
+class RemoteSampler:
+    """The samples streamed from the child, newest last (histograms kept for the most recent ones only)."""
+
+    def __init__(self, engine: LiveEngine, period_s: float, history: int = 14_400, keep_histograms: int = 240) -> None:
+        self.period_s = period_s
+        self.loadgen = RemoteLoad(engine)
+        self.samples: collections.deque[Sample] = collections.deque(maxlen=history)
+        self.keep_histograms = keep_histograms
+
+    def add(self, s: Sample) -> None:
+        self.samples.append(s)
+        if len(self.samples) > self.keep_histograms:
+            self.samples[-self.keep_histograms - 1].hist = None
+
+    def stop(self) -> None:
+        pass
+
+
 class LiveEngine:
     def __init__(self, target: str, model: str, document: ConfigDocument, client=None, *,
                  concurrency: int | None = 16, rate: float | None = None, poisson: bool = False,
                  requests: list[bytes] | None = None, shapes: dict[str, list[int]] | None = None,
-                 input_data: str | None = None, period_s: float = 0.25, steady_budget_s: float = 30.0) -> None:
+                 input_data: str | None = None, period_s: float = 0.25, steady_budget_s: float = 30.0,
+                 in_process: bool = False) -> None:
+        self.in_process = in_process
+        self._proc: LoadProcess | None = None
+        self._proc_running = False
+        self.load_error: str | None = None  # the child's last error (e.g. it could not start the load)
         self.target = target.removeprefix("grpc://")
         self.model = model
         self.client = client
@@ -137,6 +191,8 @@ class LiveEngine:
     # -- load ---------------------------------------------------------------------------------------------
     @property
     def running(self) -> bool:
+        if not self.in_process:
+            return self._proc_running and self._proc is not None and self._proc.alive
         return self.loadgen is not None and self.loadgen.running
 
     def subscribe(self, callback: Callable[[Sample], None]) -> None:
@@ -158,6 +214,8 @@ class LiveEngine:
 
     def start(self) -> LiveEngine:
         reqs = self.requests()
+        if not self.in_process:
+            return self._start_child(reqs)
         spec = LoadSpec(concurrency=self.concurrency, rate=self.rate, poisson=self.poisson, duration_s=None,
                         error_threshold=1.01, timeout_s=30.0)
         self.loadgen = LoadGenerator(self.target, reqs, spec).start()
@@ -167,8 +225,52 @@ class LiveEngine:
         self.paused = False
         return self
 
+    # -- the load's process ---------------------------------------------------------------------------------------
+    def _start_child(self, reqs: list[bytes]) -> LiveEngine:
+        if self._proc is None or not self._proc.alive:
+            self._proc = LoadProcess(self._on_child_sample, self._on_child_stopped, self._on_child_error).spawn()
+        if self.sampler is None or not isinstance(self.sampler, RemoteSampler):
+            self.sampler = RemoteSampler(self, self.period_s)
+            self.loadgen = self.sampler.loadgen
+        eps = getattr(self.client, "endpoints", None)
+        cfg = {"target": self.target, "requests": reqs, "concurrency": self.concurrency, "rate": self.rate,
+               "poisson": self.poisson, "model": self.model, "period_s": self.period_s,
+               "http": eps.http if eps is not None else None, "metrics": eps.metrics if eps is not None else None}
+        self.load_error = None
+        self._proc_running = self._proc.send("start", cfg)
+        self.paused = False
+        return self
+
+    def _send(self, op: str, arg=None) -> None:
+        if self._proc is not None and self._proc_running:
+            self._proc.send(op, arg)
+
+    def _on_child_sample(self, s: Sample) -> None:
+        if not self._proc_running:
+            return  # in flight when the load stopped
+        if isinstance(self.sampler, RemoteSampler):
+            self.sampler.add(s)
+        self._on_sample(s)
+
+    def _on_child_stopped(self, reason: str) -> None:
+        if reason != "stopped":
+            self._proc_running = False
+
+    def _on_child_error(self, message: str) -> None:
+        self.load_error = message
+
+    def close(self) -> None:
+        """Stop the load and end its process (the dashboard calls this when it closes)."""
+        self.stop()
+        if self._proc is not None:
+            self._proc.close()
+
     def stop(self) -> None:
         self.clear_shape()
+        if not self.in_process:
+            self._send("stop")
+            self._proc_running = False
+            return
         if self.loadgen is not None and self.loadgen.running:
             self.loadgen.stop()
         if self.sampler is not None:
@@ -194,7 +296,9 @@ class LiveEngine:
                 self._restart()
             return
         self.concurrency = n
-        if self.loadgen is not None:
+        if not self.in_process:
+            self._send("concurrency", n)
+        elif self.loadgen is not None:
             self.loadgen.set_concurrency(n)
 
     def set_rate(self, rate: float, poisson: bool | None = None) -> None:
@@ -207,6 +311,8 @@ class LiveEngine:
         if mode_change:
             if self.running:
                 self._restart()
+        elif not self.in_process:
+            self._send("rate", rate)
         elif self.loadgen is not None:
             self.loadgen.set_rate(rate)
 
@@ -350,7 +456,7 @@ class LiveEngine:
                                      shapes=self.shapes)
 
 
-__all__ = ["Change", "EngineSession", "InputError", "LiveEngine", "failure_text"]
+__all__ = ["Change", "EngineSession", "InputError", "LiveEngine", "RemoteLoad", "RemoteSampler", "failure_text"]
 
 
 class EngineSession(TuningSession):

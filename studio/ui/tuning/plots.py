@@ -11,18 +11,20 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 
 from studio.tuning.series import RingSeries
-from studio.ui.tuning.pyside_guard import guard
-
-guard()
 
 WINDOWS = {"30 s": 30.0, "2 min": 120.0, "10 min": 600.0, "all": None}
 COLORS = {"throughput": "#2e86de", "p50_ms": "#10ac84", "p90_ms": "#ff9f43", "p99_ms": "#ee5253",
           "queue_us": "#feca57", "compute_us": "#54a0ff", "avg_batch_size": "#5f27cd", "errors": "#c0392b",
           "util": "#01a3a4", "mem_mb": "#8395a7", "ok": "#7f8c8d", "failed": "#e74c3c", "budget": "#e74c3c"}
+
+
+def _mix(a: QColor, b: QColor, f: float) -> QColor:
+    return QColor(round(a.red() + (b.red() - a.red()) * f), round(a.green() + (b.green() - a.green()) * f),
+                  round(a.blue() + (b.blue() - a.blue()) * f))
 
 
 def _is_dark(pal: QPalette) -> bool:
@@ -50,28 +52,46 @@ class LivePlots(QWidget):
         lay.addWidget(self.readout)
         self._apply_palette()
         v = self.view
-        self.p_tp = v.addPlot(0, 0, title="throughput (infer/s)")
-        self.p_lat = v.addPlot(0, 1, title="client latency (ms)")
-        self.p_srv = v.addPlot(1, 0, title="server time per request (us): queue + compute")
-        self.p_batch = v.addPlot(1, 1, title="average batch size")
-        self.p_err = v.addPlot(2, 0, title="errors per sample")
-        self.p_util = v.addPlot(2, 1, title="server CPU utilization (%)")
+        v.ci.layout.setSpacing(0)
+        v.ci.setContentsMargins(2, 2, 2, 2)
+        small = {"size": "9pt"}
+        self.p_tp = pg.PlotItem(title="throughput (infer/s)")
+        self.p_lat = pg.PlotItem(title="client latency (ms)")
+        self.p_srv = pg.PlotItem(title="server time / request (us)")
+        self.p_batch = pg.PlotItem(title="average batch size")
+        self.p_err = pg.PlotItem(title="errors per sample")
+        self.p_util = pg.PlotItem(title="server CPU utilization (%)")
         self.plots = [self.p_tp, self.p_lat, self.p_srv, self.p_batch, self.p_err, self.p_util]
         for p in self.plots:
+            p.setTitle(p.titleLabel.text, **small)
+            p.titleLabel.setMaximumHeight(16)
+            p.layout.setRowFixedHeight(0, 16)
             p.setClipToView(True)
             p.setDownsampling(auto=True, mode="peak")
-            p.showGrid(x=True, y=True, alpha=0.2)
+            # grid lines in an opaque colour between background and text: pyqtgraph's translucent grid made
+            # every axis repaint ~10 ms (alpha-blended lines over the whole plot)
+            for ax in ("left", "bottom"):
+                axis = p.getAxis(ax)
+                axis.setGrid(255)
+                axis.setPen(pg.mkPen(self._grid_color, width=1))
+                axis.setTextPen(pg.mkPen(self._fg))
             p.setMenuEnabled(False)
-            p.getAxis("left").setWidth(46)
-            if p is not self.p_tp:
-                p.setXLink(self.p_tp)
+            p.hideButtons()
+            p.getAxis("left").setWidth(40)
+            p.getAxis("bottom").setHeight(20)
+            for ax in ("left", "bottom"):
+                p.getAxis(ax).setStyle(tickFont=self._tick_font, tickTextOffset=2)
+            # x ranges are set per plot from the same clock (setXLink would repaint all six in one event-loop
+            # turn: see redraw_step); mouse scaling is off, so they stay aligned
             p.enableAutoRange(axis="y", enable=True)
             p.setMouseEnabled(x=False, y=False)
+        self._columns = 0
+        self._relayout(2)
         self.p_lat.addLegend(offset=(-4, 4), labelTextSize="8pt")
         self.p_srv.addLegend(offset=(-4, 4), labelTextSize="8pt")
 
-        def curve(p, key, name=None, width=2):
-            return p.plot(pen=pg.mkPen(COLORS[key], width=width), name=name)
+        def curve(p, key, name=None, width=1.5, **kw):
+            return p.plot(pen=pg.mkPen(COLORS[key], width=width), name=name, **kw)
 
         self.curves = {
             "throughput": curve(self.p_tp, "throughput"),
@@ -82,13 +102,15 @@ class LivePlots(QWidget):
             "errors": curve(self.p_err, "errors"),
             "util": curve(self.p_util, "util"),
         }
-        self._zero = self.p_srv.plot(pen=pg.mkPen(None))
-        self._queue = self.p_srv.plot(pen=pg.mkPen(COLORS["queue_us"], width=1), name="queue")
-        self._qc = self.p_srv.plot(pen=pg.mkPen(COLORS["compute_us"], width=1), name="compute")
-        self._fill_q = pg.FillBetweenItem(self._zero, self._queue, brush=pg.mkBrush(QColor(COLORS["queue_us"]).lighter(110)))
-        self._fill_c = pg.FillBetweenItem(self._queue, self._qc, brush=pg.mkBrush(QColor(COLORS["compute_us"]).lighter(110)))
-        self.p_srv.addItem(self._fill_q)
-        self.p_srv.addItem(self._fill_c)
+        # stacked queue + compute: the total filled in the compute colour, the queue part over it (two filled
+        # curves, no FillBetweenItem: its Python-built path was the costliest item of a redraw)
+        self._qc = curve(self.p_srv, "compute_us", "compute", width=1, fillLevel=0,
+                         brush=pg.mkBrush(QColor(COLORS["compute_us"]).lighter(110)), skipFiniteCheck=True)
+        self._queue = curve(self.p_srv, "queue_us", "queue", width=1, fillLevel=0,
+                            brush=pg.mkBrush(QColor(COLORS["queue_us"]).lighter(110)), skipFiniteCheck=True)
+        self._members = {self.p_tp: ["throughput"], self.p_lat: ["p50_ms", "p90_ms", "p99_ms"], self.p_srv: [],
+                         self.p_batch: ["avg_batch_size"], self.p_err: ["errors"], self.p_util: ["util"]}
+        self._stale: list = []  # plots whose data is older than the series (redraw_step takes one per call)
         self.budget = pg.InfiniteLine(pos=budget_ms, angle=0, movable=True,
                                       pen=pg.mkPen(COLORS["budget"], width=1, style=pg.QtCore.Qt.PenStyle.DashLine),
                                       label="p99 budget {value:.1f} ms",
@@ -104,11 +126,16 @@ class LivePlots(QWidget):
         fg = pal.color(QPalette.ColorRole.Text)
         self.view.setBackground(bg)
         self._fg = fg
+        self._grid_color = _mix(bg, fg, 0.18)
+        self._tick_font = QFont(self.font())
+        self._tick_font.setPointSizeF(max(7.0, self.font().pointSizeF() - 1.5))
         self._dark = _is_dark(pal)
         pg.setConfigOption("foreground", fg)
 
     def set_util_source(self, source: str | None) -> None:
-        self.p_util.setTitle("GPU utilization (%)" if source == "gpu" else "server CPU utilization (%)")
+        title = "GPU utilization (%)" if source == "gpu" else "server CPU utilization (%)"
+        if self.p_util.titleLabel.text != title:
+            self.p_util.setTitle(title, size="9pt")
 
     @property
     def budget_ms(self) -> float:
@@ -139,22 +166,78 @@ class LivePlots(QWidget):
         self.markers.append((t, label, ok, lines))
 
     # -- drawing ------------------------------------------------------------------------------------------
+    def _relayout(self, columns: int) -> None:
+        """Arrange the six plots in `columns` columns (3 x 2, 2 x 3 or 1 x 6)."""
+        if columns == self._columns:
+            return
+        self._columns = columns
+        ci = self.view.ci
+        for p in self.plots:
+            if p.scene() is not None and p in ci.items:
+                ci.removeItem(p)
+        for i, p in enumerate(self.plots):
+            ci.addItem(p, i // columns, i % columns)
+        rows = (len(self.plots) + columns - 1) // columns
+        for i, p in enumerate(self.plots):
+            # tick labels of the x axis only under the lowest plot of each column: the axes are aligned
+            p.getAxis("bottom").setStyle(showValues=i // columns == rows - 1)
+            p.getAxis("bottom").setHeight(20 if i // columns == rows - 1 else 4)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt
+        super().resizeEvent(event)
+        w = event.size().width()
+        self._relayout(3 if w >= 1100 else 2 if w >= 480 else 1)
+
+    def mark_stale(self) -> None:
+        """New samples: every plot needs new data (redraw_step does one plot per call)."""
+        self._stale = list(self.plots)
+
+    @property
+    def stale(self) -> bool:
+        return bool(self._stale)
+
     def redraw(self) -> None:
+        """Every plot now (exports, a new window, tests)."""
+        self._stale = []
+        for p in self.plots:
+            self._update_plot(p)
+
+    def redraw_step(self) -> bool:
+        """Update the next stale, visible plot: one plot per event-loop turn, so no turn paints all six.
+        True while plots are left."""
+        while self._stale:
+            p = self._stale.pop(0)
+            if p.isVisible() and self.view.isVisible():
+                self._update_plot(p)
+                return bool(self._stale)
+        return False
+
+    def _x_range(self) -> tuple[float, float] | None:
         s = self.series
         if not len(s):
+            return None
+        t = s.t()
+        t_end = float(t[-1])
+        t_start = float(t[0]) if self.window_s is None else max(float(t[0]), t_end - self.window_s)
+        return t_start, t_end + 0.5
+
+    def _update_plot(self, p) -> None:
+        s = self.series
+        rng = self._x_range()
+        if rng is None:
             return
         sl = s.window(self.window_s)
         t = s.t()[sl]
-        for key, c in self.curves.items():
-            c.setData(t, s.column(key)[sl], connect="finite")
-        q = np.nan_to_num(s.column("queue_us")[sl])
-        qc = q + np.nan_to_num(s.column("compute_us")[sl])
-        self._zero.setData(t, np.zeros_like(q))
-        self._queue.setData(t, q)
-        self._qc.setData(t, qc)
-        t_end = float(t[-1])
-        t_start = float(t[0]) if self.window_s is None else max(float(s.t()[0]), t_end - self.window_s)
-        self.p_tp.setXRange(t_start, t_end + 0.5, padding=0)
+        if p is self.p_srv:
+            q = np.nan_to_num(s.column("queue_us")[sl])
+            self._queue.setData(t, q)
+            self._qc.setData(t, q + np.nan_to_num(s.column("compute_us")[sl]))
+        else:
+            for key in self._members[p]:
+                col = s.column(key)[sl]
+                self.curves[key].setData(t, col, connect="finite" if np.isnan(col).any() else "all",
+                                         skipFiniteCheck=not np.isnan(col).any())
+        p.setXRange(*rng, padding=0)
 
     def _hover(self, event) -> None:
         pos = event[0]
