@@ -1,12 +1,12 @@
-"""Ensemble view: inputs -> steps -> outputs drawn left to right; broken or unused wires in red; clicking a
-step opens that model."""
+"""Ensemble view: inputs -> steps -> outputs drawn left to right in layers sized to their labels; broken or
+unused wires in red; clicking a step opens that model. Ctrl+wheel zooms, the Fit button (or F) shows the
+whole pipeline; colours follow the palette (light and dark). The graph and its layout come from
+studio.validate.ensemble_graph; this module only paints them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsPathItem,
@@ -14,82 +14,43 @@ from PySide6.QtWidgets import (
     QGraphicsScene,
     QGraphicsSimpleTextItem,
     QGraphicsView,
+    QHBoxLayout,
+    QToolButton,
+    QWidget,
 )
 
+from studio.validate.ensemble_graph import Graph, Wire, ensemble_graph, layout, node_lines
+
+__all__ = ["EnsembleView", "Graph", "Wire", "ensemble_graph"]
+
 RED = QColor("#d0312d")
+ZOOM_STEP, ZOOM_MIN, ZOOM_MAX = 1.15, 0.1, 6.0
 
 
-@dataclass
-class Wire:
-    tensor: str
-    source: str  # node id: "in:<name>" or "step:<i>"
-    target: str  # node id: "step:<i>" or "out:<name>"
-    broken: bool = False
-    why: str = ""
+def _dark(pal: QPalette) -> bool:
+    return pal.color(QPalette.ColorRole.Base).lightnessF() < 0.5
 
 
-@dataclass
-class Graph:
-    nodes: dict[str, str] = field(default_factory=dict)  # id -> label
-    columns: dict[str, int] = field(default_factory=dict)
-    wires: list[Wire] = field(default_factory=list)
-    dangling: list[Wire] = field(default_factory=list)  # tensors with one end only (drawn to nowhere, red)
+def _mix(a: QColor, b: QColor, t: float) -> QColor:
+    return QColor.fromRgbF(a.redF() * (1 - t) + b.redF() * t, a.greenF() * (1 - t) + b.greenF() * t,
+                           a.blueF() * (1 - t) + b.blueF() * t)
 
 
-def ensemble_graph(config, models: dict | None = None) -> Graph:
-    """Pure layout: which node is in which column, which wires exist and which are broken.
-
-    `models` (name -> ModelConfig) lets the graph check that mapped names are real inputs/outputs."""
-    g = Graph()
-    producers: dict[str, str] = {}
-    for io in config.input:
-        g.nodes[f"in:{io.name}"] = io.name
-        producers[io.name] = f"in:{io.name}"
-    steps = list(config.ensemble_scheduling.step)
-    for i, s in enumerate(steps):
-        g.nodes[f"step:{i}"] = s.model_name or f"step {i}"
-        for _key, tensor in s.output_map.items():
-            producers.setdefault(tensor, f"step:{i}")
-    outputs = {io.name for io in config.output}
-    for name in outputs:
-        g.nodes[f"out:{name}"] = name
-    consumed: set[str] = set()
-    for i, s in enumerate(steps):
-        mc = (models or {}).get(s.model_name)
-        for key, tensor in s.input_map.items():
-            consumed.add(tensor)
-            src = producers.get(tensor)
-            w = Wire(tensor, src or "", f"step:{i}")
-            if src is None:
-                w.broken, w.why = True, f"no step writes '{tensor}' and it is not an ensemble input"
-            elif mc is not None and mc.input and key not in {x.name for x in mc.input}:
-                w.broken, w.why = True, f"{s.model_name} has no input '{key}'"
-            (g.wires if src else g.dangling).append(w)
-        if mc is not None and mc.output:
-            for key, tensor in s.output_map.items():
-                if key not in {x.name for x in mc.output}:
-                    g.dangling.append(Wire(tensor, f"step:{i}", "", True, f"{s.model_name} has no output '{key}'"))
-    for name in outputs:
-        src = producers.get(name)
-        if src is None:
-            g.dangling.append(Wire(name, "", f"out:{name}", True, f"nothing writes the ensemble output '{name}'"))
-        else:
-            g.wires.append(Wire(name, src, f"out:{name}"))
-    for tensor, src in producers.items():
-        if tensor not in consumed and tensor not in outputs:
-            g.dangling.append(Wire(tensor, src, "", True, f"'{tensor}' is written but never used"))
-    # columns: longest path from the inputs
-    depth = {n: 0 for n in g.nodes if n.startswith("in:")}
-    for _ in range(len(steps) + 1):
-        for w in g.wires:
-            if w.source in depth and not w.target.startswith("out:"):
-                depth[w.target] = max(depth.get(w.target, 0), depth[w.source] + 1)
-    for i in range(len(steps)):
-        depth.setdefault(f"step:{i}", 1)
-    last = max([d for n, d in depth.items()] + [0]) + 1
-    for n in g.nodes:
-        g.columns[n] = last if n.startswith("out:") else depth.get(n, 0)
-    return g
+def colours(pal: QPalette) -> dict[str, QColor]:
+    """The graph's colours from a palette: text in the palette's text colour on its base colour."""
+    base, text = pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Text)
+    accent = pal.color(QPalette.ColorRole.Highlight)
+    dark = _dark(pal)
+    return {
+        "background": base,
+        "text": text,
+        "node": _mix(base, text, 0.08),
+        "step": _mix(base, accent, 0.22 if dark else 0.16),
+        "border": _mix(base, text, 0.55),
+        "wire": QColor("#6cc17c") if dark else QColor("#2f6f3e"),
+        "broken": QColor("#ff6b63") if dark else RED,
+        "label": _mix(base, text, 0.85),
+    }
 
 
 class _StepItem(QGraphicsRectItem):
@@ -100,6 +61,8 @@ class _StepItem(QGraphicsRectItem):
         self.label = label
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
+        if node.startswith("step:"):
+            self.setToolTip(f"{label}: click to open its config")
 
     def mousePressEvent(self, event) -> None:  # noqa: N802
         if self.node.startswith("step:"):
@@ -111,35 +74,110 @@ class EnsembleView(QGraphicsView):
     sig_open_model = Signal(str)
     """A step was clicked: the model's name."""
 
-    W, H, GAP_X, GAP_Y = 170, 44, 90, 28
-
     def __init__(self, config, models: dict | None = None, parent=None) -> None:
         super().__init__(parent)
         self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
         self.scene_ = QGraphicsScene(self)
         self.setScene(self.scene_)
         self.graph = ensemble_graph(config, models)
         self.red_wires: list[QGraphicsPathItem] = []
+        self.node_items: dict[str, _StepItem] = {}
+        self.text_items: dict[str, QGraphicsSimpleTextItem] = {}
+        self.wire_labels: list[QGraphicsSimpleTextItem] = []
+        self._fitted = False
+        bar = QWidget(self)
+        bar.setObjectName("ensemble_zoom_bar")
+        row = QHBoxLayout(bar)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(4)
+        self.fit_button = QToolButton(text="Fit", toolTip="Show the whole pipeline (F)")
+        self.fit_button.clicked.connect(self.fit_to_view)
+        self.actual_button = QToolButton(text="100%", toolTip="Actual size (Ctrl+0); Ctrl+wheel zooms")
+        self.actual_button.clicked.connect(self.reset_zoom)
+        row.addWidget(self.fit_button)
+        row.addWidget(self.actual_button)
+        self.zoom_bar = bar
         self._draw()
 
+    # -- zoom -------------------------------------------------------------------------------------------------
+    def zoom(self) -> float:
+        return self.transform().m11()
+
+    def zoom_by(self, factor: float) -> None:
+        z = self.zoom()
+        factor = max(ZOOM_MIN / z, min(ZOOM_MAX / z, factor))
+        self.scale(factor, factor)
+
+    def reset_zoom(self) -> None:
+        self.resetTransform()
+
+    def fit_to_view(self) -> None:
+        """The whole pipeline in the viewport (never magnified beyond 100%)."""
+        r = self.scene_.itemsBoundingRect().adjusted(-12, -12, 12, 12)
+        self.fitInView(r, Qt.AspectRatioMode.KeepAspectRatio)
+        if self.zoom() > 1.0:
+            self.resetTransform()
+        self.centerOn(r.center())
+
+    def wheelEvent(self, event) -> None:  # noqa: N802
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            steps = event.angleDelta().y() / 120
+            if steps:
+                self.zoom_by(ZOOM_STEP ** steps)
+            event.accept()
+            return
+        super().wheelEvent(event)
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802
+        ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        if event.key() == Qt.Key.Key_F and not ctrl:
+            self.fit_to_view()
+        elif ctrl and event.key() in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom_by(ZOOM_STEP)
+        elif ctrl and event.key() == Qt.Key.Key_Minus:
+            self.zoom_by(1 / ZOOM_STEP)
+        elif ctrl and event.key() == Qt.Key.Key_0:
+            self.reset_zoom()
+        else:
+            super().keyPressEvent(event)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.zoom_bar.adjustSize()
+        vp = self.viewport().geometry()
+        self.zoom_bar.move(vp.right() - self.zoom_bar.width() - 8, vp.top() + 8)
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        if not self._fitted:  # first shown: all of it, when it does not fit at 100%
+            self._fitted = True
+            self.fit_to_view()
+
+    def changeEvent(self, event) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._paint_colours()
+
+    # -- drawing ----------------------------------------------------------------------------------------------
     def _draw(self) -> None:
         g = self.graph
-        rows: dict[int, int] = {}
+        fm = QFontMetricsF(self.font())
+        lay = layout(g, lambda t: (fm.horizontalAdvance(t), fm.height()))
+        self.layout_ = lay
         pos: dict[str, QRectF] = {}
-        for n in sorted(g.nodes, key=lambda n: (g.columns[n], n)):
-            col = g.columns[n]
-            row = rows.get(col, 0)
-            rows[col] = row + 1
-            r = QRectF(col * (self.W + self.GAP_X), row * (self.H + self.GAP_Y), self.W, self.H)
+        for n, (x, y, w, h) in lay.nodes.items():
+            r = QRectF(x, y, w, h)
             pos[n] = r
             item = _StepItem(self, n, g.nodes[n], r)
-            color = QColor("#dfe9f7") if n.startswith("step:") else QColor("#eeeeee")
-            item.setBrush(QBrush(color))
-            item.setPen(QPen(QColor("#555555"), 1.2))
             self.scene_.addItem(item)
-            kind = "step" if n.startswith("step:") else ("input" if n.startswith("in:") else "output")
-            t = QGraphicsSimpleTextItem(f"{g.nodes[n]}\n({kind})", item)
-            t.setPos(r.x() + 8, r.y() + 5)
+            self.node_items[n] = item
+            t = QGraphicsSimpleTextItem("\n".join(node_lines(g, n)), item)
+            t.setFont(self.font())
+            tx, ty, _tw, _th = lay.texts[n]
+            t.setPos(tx, ty)
+            self.text_items[n] = t
         for w in g.wires:
             a, b = pos.get(w.source), pos.get(w.target)
             if a is None or b is None:
@@ -148,23 +186,45 @@ class EnsembleView(QGraphicsView):
         for w in g.dangling:
             if w.source in pos:
                 a = pos[w.source]
-                self._wire(QPointF(a.right(), a.center().y()), QPointF(a.right() + self.GAP_X * 0.7, a.center().y() + 18), w)
+                self._wire(QPointF(a.right(), a.center().y()), QPointF(a.right() + 40, a.bottom() + 14), w)
             elif w.target in pos:
                 b = pos[w.target]
-                self._wire(QPointF(b.left() - self.GAP_X * 0.7, b.center().y() - 18), QPointF(b.left(), b.center().y()), w)
+                self._wire(QPointF(b.left() - 40, b.top() - 14), QPointF(b.left(), b.center().y()), w)
+        for w, (x, y, _tw, _th) in lay.labels:
+            label = QGraphicsSimpleTextItem(w.tensor)
+            label.setFont(self.font())
+            label.setPos(x, y)
+            label.setData(0, w.broken)
+            label.setToolTip(w.tensor + (f": {w.why}" if w.broken else ""))
+            label.setZValue(2)
+            self.scene_.addItem(label)
+            self.wire_labels.append(label)
+        self.scene_.setSceneRect(self.scene_.itemsBoundingRect().adjusted(-12, -12, 12, 12))
+        self._paint_colours()
 
     def _wire(self, p: QPointF, q: QPointF, w: Wire) -> None:
         path = QPainterPath(p)
         dx = (q.x() - p.x()) / 2
         path.cubicTo(QPointF(p.x() + dx, p.y()), QPointF(q.x() - dx, q.y()), q)
         item = QGraphicsPathItem(path)
-        item.setPen(QPen(RED if w.broken else QColor("#2f6f3e"), 2.2 if w.broken else 1.6,
-                         Qt.PenStyle.DashLine if w.broken else Qt.PenStyle.SolidLine))
+        item.setData(0, w.broken)
         item.setToolTip(f"{w.tensor}" + (f": {w.why}" if w.broken else ""))
+        item.setZValue(-1)
         self.scene_.addItem(item)
-        label = QGraphicsSimpleTextItem(w.tensor)
-        label.setBrush(RED if w.broken else QColor("#333333"))
-        label.setPos((p.x() + q.x()) / 2 - 20, (p.y() + q.y()) / 2 - 16)
-        self.scene_.addItem(label)
         if w.broken:
             self.red_wires.append(item)
+
+    def _paint_colours(self) -> None:
+        c = colours(self.palette())
+        self.setBackgroundBrush(QBrush(c["background"]))
+        for n, item in self.node_items.items():
+            item.setBrush(QBrush(c["step"] if n.startswith("step:") else c["node"]))
+            item.setPen(QPen(c["border"], 1.2))
+            self.text_items[n].setBrush(QBrush(c["text"]))
+        for item in self.scene_.items():
+            if isinstance(item, QGraphicsPathItem):
+                broken = bool(item.data(0))
+                item.setPen(QPen(c["broken"] if broken else c["wire"], 2.2 if broken else 1.6,
+                                 Qt.PenStyle.DashLine if broken else Qt.PenStyle.SolidLine))
+        for label in self.wire_labels:
+            label.setBrush(QBrush(c["broken"] if label.data(0) else c["label"]))
