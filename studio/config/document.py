@@ -373,6 +373,19 @@ class ConfigDocument:
         self._changed()
         self._text = text
 
+    def adopt(self, other: ConfigDocument) -> None:
+        """Take over the state of another document parsed from new text (parsed off the UI thread), without
+        parsing again. Observers of this document are told, as with set_text."""
+        if other.descriptor is not self.descriptor:
+            raise ValueError("a document of another message type")
+        message = other._message
+        self._root = other._root
+        self._source = other._source
+        self._style = None
+        self._changed()
+        self._text = other._source
+        self._message = message  # built in the worker too, when it was
+
     # -- field edits ---------------------------------------------------------------------------------
     def set(self, path: str, value) -> None:
         """Set a field (scalar, list, message as Message or dict, map as dict) with minimal text changes."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -85,6 +86,7 @@ class _ValidateJob(QRunnable):
         self.signals = controller._signals
 
     def run(self) -> None:
+        _share_the_interpreter()
         try:
             doc = ConfigDocument.parse(self.text, filename=self.file)
             findings = validate_config(doc, model_name=self.name, options=Options(config_only=True), file=self.file)
@@ -93,8 +95,40 @@ class _ValidateJob(QRunnable):
         self.signals.sig_validated.emit(self.revision, findings)
 
 
+def _share_the_interpreter() -> None:
+    """Workers parse and validate in Python while the user types: with CPython's default 5 ms switch interval
+    the UI thread can wait that long for the interpreter at every event it handles in Python. 1 ms keeps the
+    event loop responsive; a worker's total time barely changes."""
+    if sys.getswitchinterval() > 0.001:
+        sys.setswitchinterval(0.001)
+
+
+class _ParseJob(QRunnable):
+    """Parse typed text off the UI thread (and build its message); the controller applies the result on the UI
+    thread if no newer text came meanwhile."""
+
+    def __init__(self, controller: DocumentController, text: str, revision: int, file: str | None) -> None:
+        super().__init__()
+        self.text = text
+        self.revision = revision
+        self.file = file
+        self.signals = controller._signals
+
+    def run(self) -> None:
+        _share_the_interpreter()
+        try:
+            result = ConfigDocument.parse(self.text, filename=self.file)
+            result.to_message()  # builds the document's message here, not on the UI thread
+        except ParseError as e:
+            result = e
+        except Exception as e:  # noqa: BLE001 - reported like a parse error rather than lost in a thread
+            result = ParseError(f"internal error while parsing: {e}", 1, 1)
+        self.signals.sig_parsed.emit(self.revision, self.text, result)
+
+
 class _Signals(QObject):
     sig_validated = Signal(int, list)
+    sig_parsed = Signal(int, str, object)
 
 
 class DocumentController(QObject):
@@ -117,8 +151,11 @@ class DocumentController(QObject):
         self.undo_stack = QUndoStack(self)
         self.parse_error: ParseError | None = None
         self.findings: list = []
+        self.form_findings: list = []  # values typed in form fields that the document refused
         self._signals = _Signals()
         self._signals.sig_validated.connect(self._on_validated)
+        self._signals.sig_parsed.connect(self._on_parsed)
+        self._parse_revision = 0
         self._validate_timer = QTimer(self, singleShot=True, interval=250)
         self._validate_timer.timeout.connect(self._start_validation)
         self._recovery_timer = QTimer(self, singleShot=True, interval=1500)
@@ -166,6 +203,7 @@ class DocumentController(QObject):
         """Run fn(document) as one undoable edit. EditError/PathError propagate (nothing changes)."""
         if self.document is None:
             raise EditError("the file does not parse: fix it in the text view first")
+        self._parse_revision += 1  # typed text still parsing in a worker must not land over this edit
         before = self.document.text
         try:
             fn(self.document)
@@ -187,17 +225,45 @@ class DocumentController(QObject):
 
     def set_text(self, text: str, source: str = "text", description: str | None = None) -> None:
         """Typing in the text view: parse; if it parses, one (merged) undoable edit. With a description (a fix
-        applied to text that does not parse), its own undo step."""
+        applied to text that does not parse), its own undo step. Synchronous: see set_text_async for typing."""
+        self._parse_revision += 1  # a parse still running in a worker is now stale
         if text == self.text:
             return
         try:
-            new = ConfigDocument.parse(text, filename=self.path)
+            result = ConfigDocument.parse(text, filename=self.path)
         except ParseError as e:
-            self.parse_error = e
+            result = e
+        self._apply_text(text, result, source, description)
+
+    def set_text_async(self, text: str, source: str = "text") -> None:
+        """Typing: the text is parsed in a worker; the result is applied on the UI thread unless newer text (or a
+        synchronous edit) came meanwhile. The UI thread never parses the whole text per keystroke."""
+        self._parse_revision += 1
+        if text == self.text:
+            return
+        job = _ParseJob(self, text, self._parse_revision, self.path)
+        self._jobs.append(job)  # keep the runnable's Python side alive while it runs
+        QThreadPool.globalInstance().start(job)
+
+    @property
+    def parsing(self) -> bool:
+        """Typed text is being parsed in a worker (its result not applied yet)."""
+        return any(isinstance(j, _ParseJob) and j.revision == self._parse_revision for j in self._jobs)
+
+    def _on_parsed(self, revision: int, text: str, result) -> None:
+        self._jobs = [j for j in self._jobs if not (isinstance(j, _ParseJob) and j.revision <= revision)]
+        if revision != self._parse_revision or text == self.text:
+            return  # stale: newer typing, an edit, undo or a synchronous set_text came meanwhile
+        self._apply_text(text, result, "text", None)
+
+    def _apply_text(self, text: str, result, source: str, description: str | None) -> None:
+        if isinstance(result, ParseError):
+            self.parse_error = result
             self._pending_text = text
-            self.sig_parse_error.emit(e)
+            self.sig_parse_error.emit(result)
             self._schedule()
             return
+        new = result
         before = self.document.text if self.document is not None else (self._disk_text or "")
         self._pending_text = None
         had_error = self.parse_error is not None
@@ -205,7 +271,7 @@ class DocumentController(QObject):
         if self.document is None:
             self.document = new
         else:
-            self.document.set_text(text)
+            self.document.adopt(new)
         if had_error:
             self.sig_parse_error.emit(None)
         self.undo_stack.push(_TextChange(self, description or "typing", before, text, merge=description is None))
@@ -213,6 +279,7 @@ class DocumentController(QObject):
 
     def _restore(self, text: str) -> None:
         """Undo/redo: put the document back to a text (which may be text that does not parse, e.g. before a fix)."""
+        self._parse_revision += 1
         try:
             parsed = ConfigDocument.parse(text, filename=self.path)
         except ParseError as e:
@@ -248,18 +315,18 @@ class DocumentController(QObject):
             from studio.validate import Finding
 
             self.findings = [Finding.from_parse_error(e, file=self.path)]
-            self.sig_findings.emit(self.findings)
+            self._publish()
             return
         job = _ValidateJob(self, self.text, self._revision, self.model_name, self.path)
         self._jobs.append(job)
         QThreadPool.globalInstance().start(job)
 
     def _on_validated(self, revision: int, findings: list) -> None:
-        self._jobs = [j for j in self._jobs if j.revision > revision]
+        self._jobs = [j for j in self._jobs if not (isinstance(j, _ValidateJob) and j.revision <= revision)]
         if revision != self._revision:
             return  # stale: the text changed since
         self.findings = findings
-        self.sig_findings.emit(findings)
+        self._publish()
 
     def validate_now(self) -> list:
         """Synchronous validation (for tests and the Validate action)."""
@@ -267,8 +334,16 @@ class DocumentController(QObject):
             self._start_validation()
             return self.findings
         self.findings = validate_config(self.document, model_name=self.model_name, options=Options(config_only=True), file=self.path)
-        self.sig_findings.emit(self.findings)
+        self._publish()
         return self.findings
+
+    def set_form_findings(self, findings: list) -> None:
+        """Values refused at form fields (they never reached the document): shown with the validator's findings."""
+        self.form_findings = list(findings)
+        self._publish()
+
+    def _publish(self) -> None:
+        self.sig_findings.emit(self.form_findings + self.findings)
 
     # -- disk ---------------------------------------------------------------------------------------------------
     def save(self, path: str | None = None) -> None:
@@ -340,4 +415,5 @@ class DocumentController(QObject):
         """A clean close: no recovery file is left behind."""
         self._validate_timer.stop()
         self._recovery_timer.stop()
+        self._parse_revision += 1  # results still to come are dropped
         self.discard_own_recovery()

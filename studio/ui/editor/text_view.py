@@ -73,7 +73,9 @@ class _LineNumbers(QWidget):
 
 class ConfigTextEdit(QPlainTextEdit):
     sig_text_edited = Signal(str)
-    """The user changed the text (debounced)."""
+    """The user changed the text (debounced): parse it off the UI thread."""
+    sig_text_committed = Signal(str)
+    """Pending typing must reach the document now (flush: before save, undo, a fix or a test's assertion)."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -96,20 +98,40 @@ class ConfigTextEdit(QPlainTextEdit):
 
     # -- text in and out ----------------------------------------------------------------------------------------
     def set_text_preserving_cursor(self, text: str) -> None:
-        if text == self.toPlainText():
+        """Show the document's text after an edit elsewhere (form, undo, disk): only the changed middle is
+        replaced, so the cursor, the scroll position and the highlighting of untouched lines stay."""
+        old = self.toPlainText()
+        if text == old:
             return
-        cur = self.textCursor()
-        block, col = cur.blockNumber(), cur.positionInBlock()
+        if not old:
+            self._updating = True
+            try:
+                self.setPlainText(text)
+            finally:
+                self._updating = False
+            return
+        n = min(len(old), len(text))
+        start = 0
+        while start < n and old[start] == text[start]:
+            start += 1
+        end = 0
+        while end < n - start and old[len(old) - 1 - end] == text[len(text) - 1 - end]:
+            end += 1
         vscroll = self.verticalScrollBar().value()
         self._updating = True
         try:
-            self.setPlainText(text)
+            c = QTextCursor(self.document())
+            c.setPosition(_utf16(old, start))
+            c.setPosition(_utf16(old, len(old) - end), QTextCursor.MoveMode.KeepAnchor)
+            c.insertText(text[start:len(text) - end])
         finally:
             self._updating = False
-        b = self.document().findBlockByNumber(min(block, self.document().blockCount() - 1))
-        c = QTextCursor(b)
-        c.movePosition(QTextCursor.MoveOperation.Right, n=min(col, max(0, b.length() - 1)))
-        self.setTextCursor(c)
+        if self.toPlainText() != text:  # a surrogate pair or line separator confused the offsets: start over
+            self._updating = True
+            try:
+                self.setPlainText(text)
+            finally:
+                self._updating = False
         self.verticalScrollBar().setValue(vscroll)
 
     def _on_text_changed(self) -> None:
@@ -118,9 +140,8 @@ class ConfigTextEdit(QPlainTextEdit):
 
     def flush(self) -> None:
         """Send pending typing now (before save, undo, or a test's assertion)."""
-        if self._debounce.isActive():
-            self._debounce.stop()
-            self.sig_text_edited.emit(self.toPlainText())
+        self._debounce.stop()
+        self.sig_text_committed.emit(self.toPlainText())
 
     # -- navigation ---------------------------------------------------------------------------------------------
     def go_to(self, line: int, column: int = 1) -> None:
@@ -246,6 +267,13 @@ class ConfigTextEdit(QPlainTextEdit):
             bottom = top + round(self.blockBoundingRect(block).height())
             number += 1
         painter.end()
+
+
+def _utf16(text: str, index: int) -> int:
+    """A code-point offset as Qt's UTF-16 position."""
+    if text.isascii():
+        return index
+    return len(text[:index].encode("utf-16-le")) // 2
 
 
 def _match_bracket(text: str, p: int) -> int | None:

@@ -34,13 +34,15 @@ class ConfigEditor(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(outer)
-        self.text.sig_text_edited.connect(lambda t: controller.set_text(t, source="text"))
+        self.text.sig_text_edited.connect(lambda t: controller.set_text_async(t, source="text"))
+        self.text.sig_text_committed.connect(lambda t: controller.set_text(t, source="text"))
         controller.sig_changed.connect(self._on_changed)
         controller.sig_findings.connect(self._on_findings)
         controller.sig_parse_error.connect(self._on_parse_error)
         self.findings.sig_activated.connect(self.jump_to)
         self.findings.fix_button.clicked.connect(self.apply_fix)
         self.form.sig_error.connect(self.sig_status.emit)
+        self.form.sig_field_findings.connect(controller.set_form_findings)
         if controller.parse_error is not None:
             self._on_parse_error(controller.parse_error)
 
