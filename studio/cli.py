@@ -13,7 +13,7 @@ from studio import __version__
 
 SUBCOMMANDS = (
     "fmt", "get", "set", "validate", "diff", "new", "templates", "serve", "status", "doctor", "bench", "tune", "dashboard",
-    "deploy",
+    "deploy", "export",
 )
 
 
@@ -713,6 +713,9 @@ def build_parser() -> argparse.ArgumentParser:
     db.set_defaults(func=cmd_dashboard)
     dr = sub.add_parser("doctor", help="check Docker, the NVIDIA runtime, GPUs, the embedded server and Qt")
     dr.set_defaults(func=cmd_doctor)
+    from studio.export.cli import add_parser as add_export_parser
+
+    add_export_parser(sub)
     return p
 
 
