@@ -1,6 +1,8 @@
 """Diff view: side-by-side text (linked scrolling, full-width line backgrounds, intra-line highlights) and the
-semantic table (field path, left, right, category; framework-specific rows highlighted; category filter).
-The diff itself comes from studio.diff; this module only paints it."""
+semantic table (field path, left, right, category; framework-specific rows highlighted; category filter;
+columns sized to their content, long values elided in the middle with the whole value as a tooltip).
+The diff itself comes from studio.diff; this module only paints it. For the file against the server, the shell
+passes both sides through studio.diff.server.server_diff_texts (one canonical layout) and its changes."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor, Q
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPlainTextEdit,
     QPushButton,
@@ -33,7 +36,10 @@ def _utf16(text: str, offset: int) -> int:
 
 
 class DiffView(QWidget):
-    def __init__(self, left: str, right: str, left_name: str = "left", right_name: str = "right", parent=None) -> None:
+    MAX_VALUE_COLUMN = 420  # px: a longer value is elided (its tooltip has all of it)
+
+    def __init__(self, left: str, right: str, left_name: str = "left", right_name: str = "right", parent=None,
+                 changes: list | None = None) -> None:
         super().__init__(parent)
         self.rows = side_by_side(left, right)
         self.left = self._pane()
@@ -42,7 +48,10 @@ class DiffView(QWidget):
         self.right.verticalScrollBar().valueChanged.connect(self.left.verticalScrollBar().setValue)
         self._fill()
         try:
-            self.changes = semantic_diff(ConfigDocument.parse(left).to_message(), ConfigDocument.parse(right).to_message())
+            if changes is not None:  # computed by the caller over parsed messages (file vs server)
+                self.changes = list(changes)
+            else:
+                self.changes = semantic_diff(ConfigDocument.parse(left).to_message(), ConfigDocument.parse(right).to_message())
             note = ""
         except ParseError as e:
             self.changes = []
@@ -55,6 +64,9 @@ class DiffView(QWidget):
         self.table.setHorizontalHeaderLabels(["field", left_name, right_name, "category"])
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setVisible(False)
         self._fill_table()
         head = QHBoxLayout()
         head.addWidget(QLabel(f"{left_name}  ↔  {right_name}   {note}"), 1)
@@ -133,6 +145,19 @@ class DiffView(QWidget):
                      c.category + (f" ({', '.join(c.frameworks)})" if c.frameworks else "")]
             for j, text in enumerate(cells):
                 item = QTableWidgetItem(text)
+                item.setToolTip(text)
                 if c.category == "framework":
                     item.setBackground(QColor(142, 68, 173, 50))
                 self.table.setItem(i, j, item)
+        self._size_columns()
+
+    def _size_columns(self) -> None:
+        """Columns as wide as their content (field path and category whole; values up to MAX_VALUE_COLUMN, then
+        elided with a tooltip); the user may still drag them."""
+        header = self.table.horizontalHeader()
+        self.table.resizeColumnsToContents()
+        for j in (1, 2):
+            if self.table.columnWidth(j) > self.MAX_VALUE_COLUMN:
+                self.table.setColumnWidth(j, self.MAX_VALUE_COLUMN)
+        for j in range(self.table.columnCount()):
+            header.setSectionResizeMode(j, QHeaderView.ResizeMode.Interactive)

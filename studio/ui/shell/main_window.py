@@ -569,9 +569,7 @@ class MainWindow(QMainWindow):
         if choice == "the file on disk":
             self.show_diff(ed.controller.disk_text(), ed.controller.text, "on disk", "editor")
         elif choice == server:
-            from google.protobuf import text_format
-
-            from studio.diff.server import resolved_config
+            from studio.diff.server import server_diff_texts
             from studio.runtime.client import TritonClient
 
             model = Path(ed.controller.path).parent.name
@@ -582,8 +580,8 @@ class MainWindow(QMainWindow):
             except Exception as e:  # noqa: BLE001 - not loaded, server gone
                 self.status.setText(f"the server has no config for {model}: {e}")
                 return
-            text = text_format.MessageToString(resolved_config(data))
-            self.show_diff(ed.controller.text, text, "editor", "server (auto-completed)")
+            left, right, _changes = server_diff_texts(ed.controller.text, data)  # one canonical layout on both sides
+            self.show_diff(left, right, "editor", "server (auto-completed)")
         elif choice.startswith("template: "):
             from studio.repository.templates import list_templates
 
