@@ -122,3 +122,17 @@ def test_tabs_close_with_a_plain_close_button(window, qtbot, repo):
     assert window.tabs.count() == 2  # the diff tab is gone
     qtbot.mouseClick(window.tabs.close_button(window.tabs.indexOf(ed)), Qt.MouseButton.LeftButton)
     assert window.tabs.count() == 1 and not window.editors()
+
+
+def test_a_screenshot_start_on_a_folder_of_repositories_asks_nothing(tmp_path):
+    """`triton-studio PARENT --screenshot` must not wait on the "which repository?" question."""
+    import shutil
+
+    shutil.copytree(DEMO, tmp_path / "parent" / "models")
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    env.update(QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "config"),
+               XDG_STATE_HOME=str(tmp_path / "state"), XDG_DATA_HOME=str(tmp_path / "data"))
+    r = subprocess.run([sys.executable, "-m", "studio.cli", str(tmp_path / "parent"), "--screenshot",
+                        str(tmp_path / "s.png")], env=env, capture_output=True, text=True, timeout=scaled_s(60))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (tmp_path / "s.png").stat().st_size > 10000

@@ -60,6 +60,7 @@ class MainWindow(QMainWindow):
         self.resize(1280, 800)
         self.repository: str | None = None
         self.repo: Repository | None = None
+        self.interactive = True  # False: a screenshot or scripted start, where no modal question may wait
         self._jobs: list[ScanJob] = []
         self.undo_group = QUndoGroup(self)
 
@@ -228,9 +229,12 @@ class MainWindow(QMainWindow):
 
         candidates = repository_candidates(path)
         if candidates:  # a folder of repositories or a model folder: offer the repositories instead
-            path = choose_repository(self, path, candidates)
-            if path is None:
-                return
+            if self.interactive:
+                path = choose_repository(self, path, candidates)
+                if path is None:
+                    return
+            else:  # a screenshot or scripted start asks nothing: the nearest repository
+                path = str(candidates[0])
         self.repository = str(Path(path).resolve())
         self.repo = Repository(self.repository)
         self.server.repository = self.repository
@@ -817,6 +821,7 @@ def run_gui(repository: str | None, screenshot: str | None = None, serve: str | 
     """The window on `repository`; `open_file` (a config in it) opens in an editor tab, else the first model."""
     app = make_app()
     win = MainWindow(offer_recovery=screenshot is None)
+    win.interactive = screenshot is None
     if screenshot:
         win.resize(1280, 800)
     win.show()
