@@ -7,6 +7,8 @@ dependencies (PySide6, protobuf, tritonclient, ...) come from the project venv's
 file appended after the venv's own site-packages. A .pth line adds a folder to sys.path but does not run the
 .pth files inside it, so the project's editable install of `studio` stays invisible: the test asserts that
 `studio` is imported from the fresh venv. Installing the dependencies for real would download ~400 MB.
+The build itself runs in pip's isolated build environment (setuptools>=77 from PyPI, or pip's cache when
+offline after one run).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def installed(tmp_path_factory):
         else:
             shutil.copy2(p, src / name)
     dist = tmp / "dist"
-    r = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "-w", str(dist), str(src)],
+    r = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(dist), str(src)],
              cwd=tmp, timeout=180)
     assert r.returncode == 0, f"pip wheel failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     wheels = list(dist.glob("triton_config_studio-*.whl"))
