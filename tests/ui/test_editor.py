@@ -140,3 +140,23 @@ def test_a_refused_form_value_shows_at_the_field_and_in_the_panel_and_never_reac
     qtbot.waitUntil(lambda: ed.findings.summary.text().startswith("0 error"), timeout=scaled(5000))
     box = ed.form.widgets["max_batch_size"]
     assert box.styleSheet() == "" and not box.parentWidget().findChild(QLabel, "field_error").isVisible()
+
+
+def test_the_form_fits_1280x800_without_a_horizontal_scrollbar(window, qtbot, repo):
+    open_repo(window, qtbot, repo)
+    ed = window.open_config(str(repo / "add_sub" / "config.pbtxt"))
+    assert (window.width(), window.height()) == (1280, 800)
+    form = ed.form
+    qtbot.waitUntil(lambda: form.viewport().width() > 0, timeout=scaled(2000))
+    click_group_check(qtbot, form.findChild(QGroupBox, "all_fields"))  # every field shown, still no scrollbar
+    qtbot.waitUntil(lambda: "optimization" in form.widgets, timeout=scaled(2000))
+    root = form.widget()
+    assert not form.horizontalScrollBar().isVisible()
+    assert root.minimumSizeHint().width() <= form.viewport().width(), "the form needs more width than it has"
+    assert root.width() <= form.viewport().width()
+    # a long name is elided in its label, whole in the tooltip
+    from studio.ui.editor.form import ElidedLabel
+
+    labels = [w for w in root.findChildren(ElidedLabel) if w.isVisible()]
+    assert labels and all(lab.full_text() in lab.toolTip() for lab in labels)
+    shot(window, "form_1280x800.png")

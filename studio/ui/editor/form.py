@@ -82,7 +82,7 @@ class ElidedLabel(QLabel):
     def __init__(self, text: str, parent=None) -> None:
         super().__init__(text, parent)
         self._full = text
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.setMinimumWidth(QFontMetrics(self.font()).horizontalAdvance("max_batch…") // 2)
 
     def full_text(self) -> str:
@@ -271,7 +271,8 @@ class ConfigForm(QScrollArea):
 
     def _form_layout(self, parent: QWidget) -> QFormLayout:
         fl = QFormLayout(parent)
-        fl.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # a narrow form puts the field under its name
+        # labels elide instead of wrapping rows: a wrapping QFormLayout's height-for-width squeezes the cards
+        fl.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
         fl.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         return fl
 
@@ -382,7 +383,6 @@ class ConfigForm(QScrollArea):
         v.addWidget(w)
         msg = QLabel()
         msg.setObjectName("field_error")
-        msg.setWordWrap(True)
         msg.hide()
         v.addWidget(msg)
         w.setProperty("studio_container", True)
@@ -402,6 +402,7 @@ class ConfigForm(QScrollArea):
             pal.setColor(QPalette.ColorRole.WindowText, color)
             label.setPalette(pal)
             label.setText(message)
+            label.setToolTip(message)
             label.show()
         line = None
         doc = self.controller.document
@@ -621,7 +622,8 @@ class ConfigForm(QScrollArea):
                         body = self._children(sp, it, cp)
                         body.setObjectName("card_body")
                         lay.addWidget(body)
-                    body.show()
+                    else:
+                        body.show()
                 else:
                     self.expanded.discard(cp)
                     if body is not None:
