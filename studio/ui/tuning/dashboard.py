@@ -16,6 +16,7 @@ pool (studio.ui.common.workers.run_in_background); the plots redraw at most ever
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import time
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
-    QGroupBox,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -36,6 +37,7 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSpinBox,
     QSplitter,
+    QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -176,25 +178,37 @@ class TuningDashboard(QWidget):
 
     # -- layout -------------------------------------------------------------------------------------------
     def _build(self) -> None:
+        """Controls on the left (Load and Config as tabs, so that they fit ~400 px of height), the plots on the
+        right (a grid that follows the width), the results below them in a splitter, shown on demand when the
+        dashboard is short (the shell's tab at 1280x800 is about 1030x440)."""
         outer = QHBoxLayout(self)
-        outer.setContentsMargins(6, 6, 6, 6)
+        outer.setContentsMargins(4, 4, 4, 4)
         split = QSplitter(Qt.Orientation.Horizontal)
+        split.setChildrenCollapsible(False)
+        self.splitter = split
         outer.addWidget(split)
         side = QWidget()
         side_lay = QVBoxLayout(side)
         side_lay.setContentsMargins(0, 0, 4, 0)
+        side_lay.setSpacing(3)
         head = QLabel(f"<b>{self.model}</b> on {self.target.removeprefix('grpc://')}")
         head.setWordWrap(True)
         side_lay.addWidget(head)
+        status_row = QHBoxLayout()
         self.status = QLabel("live")
         self.status.setObjectName("reloadStatus")
         self.status.setWordWrap(True)
-        side_lay.addWidget(self.status)
+        status_row.addWidget(self.status, 1)
         self.errors_label = QLabel("failed requests: 0")
         self.errors_label.setObjectName("errorsTotal")
-        side_lay.addWidget(self.errors_label)
-        side_lay.addWidget(self._load_box())
-        side_lay.addWidget(self._config_box())
+        status_row.addWidget(self.errors_label)
+        side_lay.addLayout(status_row)
+        self.side_tabs = QTabWidget()
+        self.side_tabs.setObjectName("dashboardSideTabs")
+        self.side_tabs.setDocumentMode(True)
+        self.side_tabs.addTab(self._config_box(), "Config (applied live)")
+        self.side_tabs.addTab(self._load_box(), "Load")
+        side_lay.addWidget(self.side_tabs)
         keep_row = QHBoxLayout()
         self.keep_button = QPushButton("Keep")
         self.keep_button.setObjectName("keepButton")
@@ -208,23 +222,21 @@ class TuningDashboard(QWidget):
         keep_row.addWidget(self.export_button)
         keep_row.addStretch(1)
         side_lay.addLayout(keep_row)
-        self.pa_command = QLineEdit(self.engine.perf_analyzer())
-        self.pa_command.setReadOnly(True)
-        self.pa_command.setToolTip("the equivalent perf_analyzer command line")
-        self.pa_command.setObjectName("perfAnalyzerCommand")
-        side_lay.addWidget(QLabel("perf_analyzer equivalent:"))
-        side_lay.addWidget(self.pa_command)
         side_lay.addStretch(1)
         scroll = QScrollArea()
+        scroll.setObjectName("dashboardControls")
         scroll.setWidget(side)
         scroll.setWidgetResizable(True)
-        scroll.setMinimumWidth(372)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setMinimumWidth(side.minimumSizeHint().width() + 8)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.controls_scroll = scroll
         split.addWidget(scroll)
 
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
+        rl.setSpacing(2)
         bar = QHBoxLayout()
         bar.addWidget(QLabel("window"))
         self.window_combo = QComboBox()
@@ -232,9 +244,19 @@ class TuningDashboard(QWidget):
         self.window_combo.setCurrentText("2 min")
         bar.addWidget(self.window_combo)
         bar.addStretch(1)
+        self.results_toggle = QToolButton()
+        self.results_toggle.setObjectName("resultsToggle")
+        self.results_toggle.setCheckable(True)
+        self.results_toggle.setChecked(True)
+        self.results_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.results_toggle.setToolTip("show or hide the results table, the scatter, A/B, auto-tune and recipes")
+        bar.addWidget(self.results_toggle)
         rl.addLayout(bar)
         vsplit = QSplitter(Qt.Orientation.Vertical)
+        vsplit.setChildrenCollapsible(False)
+        self.vsplit = vsplit
         self.plots = LivePlots(self.series, self._budget0)
+        self.plots.setMinimumHeight(220)
         self.window_combo.currentTextChanged.connect(self.plots.set_window)
         vsplit.addWidget(self.plots)
         self.results = ResultsPanel(self)
@@ -243,13 +265,19 @@ class TuningDashboard(QWidget):
         vsplit.setStretchFactor(1, 2)
         rl.addWidget(vsplit)
         split.addWidget(right)
+        split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
-        split.setSizes([372, 908])
+        self._results_auto = True  # shown or hidden by the height until the user decides
+        self.results_toggle.toggled.connect(self._results_toggled)
+        self.results_toggle.clicked.connect(lambda _c: setattr(self, "_results_auto", False))
+        self._results_label()
         self.plots.sig_budget_changed.connect(self._budget_changed)
 
-    def _load_box(self) -> QGroupBox:
-        box = QGroupBox("Load")
+    def _load_box(self) -> QWidget:
+        box = QWidget()
         form = QFormLayout(box)
+        form.setContentsMargins(4, 6, 4, 4)
+        form.setVerticalSpacing(4)
         self.mode = QComboBox()
         self.mode.setObjectName("loadMode")
         self.mode.addItems(["concurrency", "rate (constant)", "rate (Poisson)"])
@@ -309,6 +337,12 @@ class TuningDashboard(QWidget):
         self.load_error.setWordWrap(True)
         self.load_error.setStyleSheet("color: #e74c3c")
         form.addRow(self.load_error)
+        self.pa_command = QLineEdit(self.engine.perf_analyzer())
+        self.pa_command.setReadOnly(True)
+        self.pa_command.setToolTip("the equivalent perf_analyzer command line")
+        self.pa_command.setObjectName("perfAnalyzerCommand")
+        form.addRow(QLabel("perf_analyzer equivalent:"))
+        form.addRow(self.pa_command)
         self.mode.activated.connect(lambda _i: self._apply_load())
         self.conc.valueChanged.connect(lambda _v: self._apply_load())
         self.rate.valueChanged.connect(lambda _v: self._apply_load())
@@ -321,9 +355,11 @@ class TuningDashboard(QWidget):
         self._sync_load_widgets()
         return box
 
-    def _config_box(self) -> QGroupBox:
-        box = QGroupBox("Config (applied live)")
+    def _config_box(self) -> QWidget:
+        box = QWidget()
         form = QFormLayout(box)
+        form.setContentsMargins(4, 6, 4, 4)
+        form.setVerticalSpacing(4)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.more = QWidget()
         more_form = QFormLayout(self.more)
@@ -352,6 +388,34 @@ class TuningDashboard(QWidget):
         form.addRow(self.refusal)
         return box
 
+    # -- results area -----------------------------------------------------------------------------------------
+    def _results_label(self) -> None:
+        n = len(self.results.rows) if hasattr(self, "results") else 0
+        self.results_toggle.setText(f"Results ({n})")
+        self.results_toggle.setArrowType(Qt.ArrowType.DownArrow if self.results_toggle.isChecked()
+                                         else Qt.ArrowType.RightArrow)
+
+    def _results_toggled(self, on: bool) -> None:
+        self.results.setVisible(on)
+        if on and self.height() < 620:
+            h = sum(self.vsplit.sizes()) or self.vsplit.height()
+            self.vsplit.setSizes([self.plots.minimumHeight(), max(120, h - self.plots.minimumHeight())])
+        self._results_label()
+
+    def set_results_visible(self, on: bool, by_user: bool = True) -> None:
+        if by_user:
+            self._results_auto = False
+        self.results_toggle.setChecked(on)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt
+        super().resizeEvent(event)
+        if self._results_auto:
+            # short: the plots get the height, the results come with one click (or a double-click on a row)
+            self.results_toggle.blockSignals(True)
+            self.results_toggle.setChecked(event.size().height() >= 620)
+            self.results_toggle.blockSignals(False)
+            self._results_toggled(self.results_toggle.isChecked())
+
     # -- lifecycle ------------------------------------------------------------------------------------------
     def showEvent(self, event) -> None:  # noqa: N802 - Qt
         super().showEvent(event)
@@ -362,6 +426,9 @@ class TuningDashboard(QWidget):
     def start(self) -> None:
         """Start (or resume) the load."""
         self.load_error.setText("")
+        # what exists now (Qt wrappers, pyqtgraph items, the studio) leaves the collector's generations: full
+        # collections during a run get short and do not show up as event-loop stalls
+        gc.freeze()
         try:
             self.engine.resume()
         except (InputError, Exception) as e:  # noqa: BLE001 - unreachable server, unknown inputs
@@ -544,6 +611,7 @@ class TuningDashboard(QWidget):
                f"{t:.2f} s (reload {change.reload_s:.2f} s){extra}" + (f"\n{change.message}" if change.message else ""))
         self.plots.add_marker(t, label, change.ok, tip)
         self.results.add_change(change)
+        self._results_label()
         self.sig_change.emit(change)
 
     def _set_status(self, text: str, ok: bool | None) -> None:
