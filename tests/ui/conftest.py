@@ -53,6 +53,12 @@ def open_repo(window, qtbot, path) -> None:
 
 
 def shot(widget, name: str) -> None:
+    """Save a picture of the widget as a person would see it: pending layout and paint events first."""
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(3):
+        QApplication.sendPostedEvents()
+        QApplication.processEvents()
     ARTIFACTS.mkdir(exist_ok=True)
     assert widget.grab().save(str(ARTIFACTS / name))
 
