@@ -20,6 +20,7 @@ apt_packages=(
   libxcb-render0 libxcb-render-util0 libxcb-shape0 libxcb-shm0 libxcb-sync1 libxcb-util1 libxcb-xfixes0
   libxcb-xinerama0 libxcb-xkb1
   fonts-dejavu-core xvfb xauth
+  desktop-file-utils shared-mime-info
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }

@@ -74,3 +74,19 @@ def test_deploy_from_the_window_and_the_drift_banner(window, qtbot, repo):
     shot(window, "shell_drift_banner.png")
     qtbot.mouseClick(ed.drift_banner.reload_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not ed.drift_banner.isVisible(), timeout=scaled(20000))
+
+
+def test_export_for_a_cluster_from_the_file_menu(window, qtbot, repo):
+    import yaml
+
+    open_repo(window, qtbot, repo)
+    view = window.export_repository("kserve", "s3://bucket/demo")
+    doc = yaml.safe_load(view.toPlainText())
+    assert doc["kind"] == "InferenceService" and doc["spec"]["predictor"]["model"]["storageUri"] == "s3://bucket/demo"
+    assert window.tabs.currentWidget() is view and view.isReadOnly()
+    assert window.export_repository("kserve", "ftp://nope") is None  # a bad URI is one line in the status bar
+    assert "ftp://nope" in window.status.text()
+    compose = yaml.safe_load(window.export_repository("compose").toPlainText())
+    (service,) = compose["services"].values()
+    assert service["ports"] and all(p["host_ip"] == "127.0.0.1" for p in service["ports"])
+    assert [v["read_only"] for v in service["volumes"]] == [True] and service["privileged"] is False

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QModelIndex, QSettings, Qt, QThreadPool, QTimer, QUrl, Signal
-from PySide6.QtGui import QAction, QDesktopServices, QFont, QKeySequence, QUndoGroup
+from PySide6.QtGui import QAction, QDesktopServices, QFont, QFontDatabase, QKeySequence, QUndoGroup
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QPlainTextEdit,
     QScrollArea,
     QToolBar,
     QTreeView,
@@ -188,6 +189,8 @@ class MainWindow(QMainWindow):
         self.act_new = self._action("&New model…", self.new_model, K.New)
         self.act_convert = self._action("Con&vert framework…", self.convert_framework, None, "preview moving the model to another framework")
         self.act_ensemble = self._action("&Ensemble graph", self.show_ensemble, "Ctrl+G", "draw the open ensemble's steps and tensors")
+        self.act_export = self._action("E&xport for a cluster…", self.export_repository, None,
+                                       "KServe InferenceService, Helm values or a compose file for this repository")
         self.act_about = self._action("&About", self._about)
         self.recent_menu = QMenu("Recent repositories", self)
         self.recent_menu.aboutToShow.connect(self._fill_recent)
@@ -196,6 +199,7 @@ class MainWindow(QMainWindow):
         for a in (self.act_open, self.act_new):
             m.addAction(a)
         m.addMenu(self.recent_menu)
+        m.addAction(self.act_export)
         m.addSeparator()
         m.addAction(self.act_save)
         m.addAction(self.act_close)
@@ -762,6 +766,38 @@ class MainWindow(QMainWindow):
         run_in_background(ensure_loaded, on_done=open_dashboard,
                           on_failed=lambda m: self.status.setText(f"Tune: {model} could not be loaded: {m}"))
         return None
+
+    def export_repository(self, target: str | None = None, storage_uri: str | None = None) -> QPlainTextEdit | None:
+        """The repository as a KServe InferenceService, Helm values or a compose file (studio.export), shown in a
+        tab to read, copy or save. Without arguments it asks which, and for the storage URI a cluster needs."""
+        from studio.export import TARGETS, ExportError, ExportOptions, UsageError, export
+
+        if not self.repository:
+            self.status.setText("Export: open a repository first")
+            return None
+        if target is None:
+            target, ok = QInputDialog.getItem(self, "Export for a cluster", "Export as:", list(TARGETS), 0, False)
+            if not ok:
+                return None
+            if target != "compose":
+                storage_uri, ok = QInputDialog.getText(
+                    self, "Export for a cluster", "Where the cluster reads the repository (s3://, gs://, pvc://, nfs://…):",
+                    text="s3://my-bucket/" + Path(self.repository).name)
+                if not ok:
+                    return None
+        try:
+            text = export(self.repository, ExportOptions(to=target, storage_uri=storage_uri or None))
+        except (UsageError, ExportError, OSError) as e:
+            self.status.setText(f"Export: {e}")
+            return None
+        view = QPlainTextEdit(text)
+        view.setReadOnly(True)
+        view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        view.setObjectName(f"export_{target}")
+        self.tabs.addTab(view, f"export: {target}")
+        self.tabs.setCurrentWidget(view)
+        self.status.setText(f"{target} export of {self.repository}: copy it, or save it with Ctrl+A, Ctrl+C")
+        return view
 
     def _about(self) -> None:
         import google.protobuf
