@@ -35,6 +35,7 @@ __all__ = [
     "Options",
     "Report",
     "validate_config",
+    "validate_model",
     "validate_path",
     "validate_repository",
     "worst",
@@ -305,6 +306,7 @@ def model_config_and_findings(
         add("warning", "decoupled.backend", f"model '{name}' is decoupled, but the {fw.label} backend sends one response per request",
             "model_transaction_policy.decoupled")
     for f in out:
+        f.model = name  # the folder's findings (Triton's rules name the model as written; a mismatch is its own error)
         if f.line is None and f.path and doc is not None:
             _locate([f], doc, file)
     return cfg, out
@@ -357,6 +359,38 @@ def _validate_repository(repo: str | os.PathLike | Repository, options: Options)
 
     report.findings.extend(check_ensembles(entries, configs, options))
     return report
+
+
+def validate_model(
+    repository: Repository, name: str, document: ConfigDocument | None = None, options: Options | None = None
+) -> list[Finding]:
+    """One model's findings exactly as validate_repository reports them (the browser's counts), with `document`
+    (e.g. an editor's current text) in place of its config.pbtxt: one source of truth for a model's findings.
+    `repository` is scanned (its other models' folders decide config-only checkouts and ensemble checks)."""
+    from dataclasses import replace
+
+    from studio.validate.ensembles import check_ensembles
+
+    options = options or Options()
+    entries = dict(repository.models)
+    if document is not None:
+        entries[name] = replace(entries[name], document=document, error=None, read_error=None)
+    if options.config_only_checkout is None and not options.config_only:
+        options = replace(options, config_only_checkout=config_only_checkout(entries))
+    with gc_paused():
+        cfg, out = model_config_and_findings(entries[name], options)
+        configs = {name: cfg} if cfg is not None else {}
+        todo = list(cfg.ensemble_scheduling.step) if cfg is not None else []
+        while todo:  # the models an ensemble reaches: its own checks read their configs
+            step = todo.pop().model_name
+            if step in configs or step not in entries:
+                continue
+            c, _ = model_config_and_findings(entries[step], options)
+            if c is not None:
+                configs[step] = c
+                todo.extend(c.ensemble_scheduling.step)
+        out.extend(f for f in check_ensembles(entries, configs, options) if f.model == name)
+    return out
 
 
 def validate_path(path: str | os.PathLike, options: Options | None = None) -> Report:

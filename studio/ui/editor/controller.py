@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,7 +19,8 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from studio.config import ConfigDocument, EditError, ParseError, PathError, atomic_write
 from studio.resources import state_dir
-from studio.validate import Options, validate_config
+from studio.repository import Repository
+from studio.validate import Options, validate_config, validate_model
 
 
 def recovery_dir() -> Path:
@@ -76,6 +78,53 @@ class _TextChange(QUndoCommand):
         self.controller._restore(self.before)
 
 
+class _ModelFolder:
+    """The repository around an open config.pbtxt, rescanned incrementally in the validation jobs (one at a time):
+    the editor validates its model as the browser does (studio.validate.validate_model), with the current text."""
+
+    def __init__(self, root: Path, name: str) -> None:
+        self.repository = Repository(root)
+        self.name = name
+        self._lock = threading.Lock()
+
+    def findings(self, doc: ConfigDocument) -> list | None:
+        """The model's findings with `doc` as its config; None when the folder is gone (validate the text alone)."""
+        with self._lock:
+            try:
+                if self.repository.models:
+                    self.repository.refresh()
+                else:
+                    self.repository.scan()
+            except OSError:
+                return None
+            if self.name not in self.repository.models:
+                return None
+            return validate_model(self.repository, self.name, doc, Options())
+
+
+def model_folder_of(path: str | None) -> tuple[Path, str] | None:
+    """(repository, model name) when `path` is a model's config.pbtxt (<repository>/<model>/config.pbtxt, as
+    `triton-studio validate` takes a folder with a config.pbtxt for a model); None for a config elsewhere (an
+    alternative config, a file in a version folder, an untitled text): that is validated as a config alone."""
+    if not path:
+        return None
+    p = Path(path).resolve()
+    if p.name != "config.pbtxt" or p.parent.name.isdigit() or p.parent.parent == p.parent:
+        return None
+    return p.parent.parent, p.parent.name
+
+
+def _validate(text_or_doc, name: str, file: str | None, folder: _ModelFolder | None) -> list:
+    """The findings the browser shows for this model (repository rules with this text), or the config rules
+    alone when the config is not in a model folder."""
+    doc = text_or_doc if isinstance(text_or_doc, ConfigDocument) else ConfigDocument.parse(text_or_doc, filename=file)
+    if folder is not None:
+        found = folder.findings(doc)
+        if found is not None:
+            return found
+    return validate_config(doc, model_name=name, options=Options(config_only=True), file=file)
+
+
 class _ValidateJob(QRunnable):
     def __init__(self, controller: DocumentController, text: str, revision: int, name: str, file: str | None) -> None:
         super().__init__()
@@ -83,13 +132,13 @@ class _ValidateJob(QRunnable):
         self.revision = revision
         self.name = name
         self.file = file
+        self.folder = controller._folder
         self.signals = controller._signals
 
     def run(self) -> None:
         _share_the_interpreter()
         try:
-            doc = ConfigDocument.parse(self.text, filename=self.file)
-            findings = validate_config(doc, model_name=self.name, options=Options(config_only=True), file=self.file)
+            findings = _validate(self.text, self.name, self.file, self.folder)
         except ParseError:
             findings = []
         self.signals.sig_validated.emit(self.revision, findings)
@@ -177,6 +226,8 @@ class DocumentController(QObject):
             self.parse_error = e
             self._pending_text = text
         self.model_name = model_name or (Path(path).parent.name if path else "model")
+        where = model_folder_of(path)
+        self._folder = _ModelFolder(*where) if where is not None else None
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._watcher = QFileSystemWatcher(self)
         if path:
@@ -256,11 +307,15 @@ class DocumentController(QObject):
             return  # stale: newer typing, an edit, undo or a synchronous set_text came meanwhile
         self._apply_text(text, result, "text", None)
 
+    def _hold_unparsed(self, text: str, error: ParseError) -> None:
+        """Text that does not parse: keep it pending (the document stays as it was) and tell the views."""
+        self.parse_error = error
+        self._pending_text = text
+        self.sig_parse_error.emit(error)
+
     def _apply_text(self, text: str, result, source: str, description: str | None) -> None:
         if isinstance(result, ParseError):
-            self.parse_error = result
-            self._pending_text = text
-            self.sig_parse_error.emit(result)
+            self._hold_unparsed(text, result)
             self._schedule()
             return
         new = result
@@ -283,9 +338,7 @@ class DocumentController(QObject):
         try:
             parsed = ConfigDocument.parse(text, filename=self.path)
         except ParseError as e:
-            self.parse_error = e
-            self._pending_text = text
-            self.sig_parse_error.emit(e)
+            self._hold_unparsed(text, e)
             self._after_change("undo")
             return
         self._pending_text = None
@@ -333,7 +386,7 @@ class DocumentController(QObject):
         if self.parse_error is not None or self.document is None:
             self._start_validation()
             return self.findings
-        self.findings = validate_config(self.document, model_name=self.model_name, options=Options(config_only=True), file=self.path)
+        self.findings = _validate(self.document, self.model_name, self.path, self._folder)
         self._publish()
         return self.findings
 
@@ -352,6 +405,9 @@ class DocumentController(QObject):
             raise ValueError("no file name")
         self._watcher.removePaths(self._watcher.files())
         atomic_write(target, self.text)
+        if target != self.path:
+            where = model_folder_of(target)
+            self._folder = _ModelFolder(*where) if where is not None else None
         self.path = target
         self._disk_text = self.text
         self.undo_stack.setClean()
