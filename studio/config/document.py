@@ -16,9 +16,7 @@ import difflib
 import math
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from google.protobuf import json_format, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -34,6 +32,7 @@ from studio.config.render import (
     message_block_lines,
     message_body_lines,
 )
+from studio.config.safe_write import FileStamp, changed_on_disk, read_file, safe_write
 from studio.config.syntax import (
     Block,
     Field,
@@ -180,6 +179,7 @@ class ConfigDocument:
         self._message: Message | None = None
         self._style: Style | None = None
         self.filename = filename
+        self.disk_stamp: FileStamp | None = None  # the file as read by load() or written by save(): see safe_write
         self.revision = 0
         self._observers: list[Callable[[ConfigDocument], None]] = []
 
@@ -198,10 +198,10 @@ class ConfigDocument:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> ConfigDocument:
-        """Read a file (UTF-8) and parse it; errors carry the file name."""
+        """Read a file (UTF-8) and parse it; errors carry the file name. `disk_stamp` remembers what was read, so
+        save() refuses to overwrite changes made on disk since (FileChangedOnDisk) unless forced."""
         path = os.fspath(path)
-        with open(path, "rb") as f:
-            data = f.read()
+        data, stamp = read_file(path)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -213,7 +213,9 @@ class ConfigDocument:
                 hint="Triton reads config.pbtxt as UTF-8: re-save the file in that encoding",
                 filename=path,
             ) from None
-        return cls.parse(text, filename=path)
+        doc = cls.parse(text, filename=path)
+        doc.disk_stamp = stamp
+        return doc
 
     # -- reading -------------------------------------------------------------------------------------
     @property
@@ -475,13 +477,23 @@ class ConfigDocument:
         self._changed()
 
     # -- saving --------------------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike | None = None) -> None:
-        """Write the text atomically (temp file + rename), keeping the file's mode."""
+    def save(self, path: str | os.PathLike | None = None, *, force: bool = False) -> FileStamp:
+        """Write the text through the one safe save path (studio.config.safe_write): atomic, through symlinks,
+        hard links kept, owner/mode/line endings kept. Saving to the file it was loaded from (or last saved to)
+        refuses a file changed on disk since (FileChangedOnDisk) and a read-only file (ReadOnlyFile) unless
+        force=True; other failures raise SaveError. All are OSErrors with a one-line str(). Returns the stamp."""
         target = os.fspath(path) if path is not None else self.filename
         if target is None:
             raise ValueError("no file name to save to")
-        atomic_write(target, self.text)
+        same = self.filename is not None and _same_file(target, self.filename)
+        stamp = safe_write(target, self.text, expect=self.disk_stamp if same else None, force=force)
         self.filename = target
+        self.disk_stamp = stamp
+        return stamp
+
+    def changed_on_disk(self) -> bool:
+        """Whether the file this document was loaded from (or saved to) changed on disk since (gone counts)."""
+        return self.filename is not None and changed_on_disk(self.filename, self.disk_stamp)
 
     # ================================================================================================
     # internals
@@ -1062,24 +1074,14 @@ def field_for_path(desc: Descriptor, path: str) -> tuple[FieldDescriptor, bool]:
     return fd, segs[-1][1] is not None
 
 
-def atomic_write(path: str | os.PathLike, text: str) -> None:
-    """Write text to path through a temp file in the same folder and a rename; keep the old file's mode."""
-    path = Path(path)
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+def atomic_write(
+    path: str | os.PathLike, text: str, *, expect: FileStamp | None = None, force: bool = False
+) -> FileStamp:
+    """Write text to path through the one safe save path (studio.config.safe_write.safe_write): temp file in the
+    target's folder and a rename, through symlinks, owner/mode/line endings kept, read-only refused unless force,
+    a change since `expect` refused unless force. Raises SaveError (an OSError) with a one-line message."""
+    return safe_write(path, text, expect=expect, force=force)
+
+
+def _same_file(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
