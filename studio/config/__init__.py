@@ -1,7 +1,7 @@
 """The config document: format-preserving config.pbtxt bound to Triton's ModelConfig schema (no Qt)."""
 
 from studio.config.document import ConfigDocument, EditError, PathError, atomic_write, parse_path
-from studio.config.safe_write import (
+from studio.config.saving import (
     FileChangedOnDisk,
     FileStamp,
     ReadOnlyFile,

@@ -32,7 +32,7 @@ from studio.config.render import (
     message_block_lines,
     message_body_lines,
 )
-from studio.config.safe_write import FileStamp, changed_on_disk, read_file, safe_write
+from studio.config.saving import FileStamp, changed_on_disk, read_file, safe_write
 from studio.config.syntax import (
     Block,
     Field,
@@ -179,7 +179,7 @@ class ConfigDocument:
         self._message: Message | None = None
         self._style: Style | None = None
         self.filename = filename
-        self.disk_stamp: FileStamp | None = None  # the file as read by load() or written by save(): see safe_write
+        self.disk_stamp: FileStamp | None = None  # the file as read by load() or written by save(): see studio.config.saving
         self.revision = 0
         self._observers: list[Callable[[ConfigDocument], None]] = []
 
@@ -478,7 +478,7 @@ class ConfigDocument:
 
     # -- saving --------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike | None = None, *, force: bool = False) -> FileStamp:
-        """Write the text through the one safe save path (studio.config.safe_write): atomic, through symlinks,
+        """Write the text through the one safe save path (studio.config.saving): atomic, through symlinks,
         hard links kept, owner/mode/line endings kept. Saving to the file it was loaded from (or last saved to)
         refuses a file changed on disk since (FileChangedOnDisk) and a read-only file (ReadOnlyFile) unless
         force=True; other failures raise SaveError. All are OSErrors with a one-line str(). Returns the stamp."""
@@ -1077,7 +1077,7 @@ def field_for_path(desc: Descriptor, path: str) -> tuple[FieldDescriptor, bool]:
 def atomic_write(
     path: str | os.PathLike, text: str, *, expect: FileStamp | None = None, force: bool = False
 ) -> FileStamp:
-    """Write text to path through the one safe save path (studio.config.safe_write.safe_write): temp file in the
+    """Write text to path through the one safe save path (studio.config.saving.safe_write): temp file in the
     target's folder and a rename, through symlinks, owner/mode/line endings kept, read-only refused unless force,
     a change since `expect` refused unless force. Raises SaveError (an OSError) with a one-line message."""
     return safe_write(path, text, expect=expect, force=force)
