@@ -18,8 +18,8 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, QRunnable, QThreadPool, 
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from studio.config import ConfigDocument, EditError, ParseError, PathError, atomic_write
-from studio.resources import state_dir
 from studio.repository import Repository
+from studio.resources import state_dir
 from studio.validate import Options, validate_config, validate_model
 
 

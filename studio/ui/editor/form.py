@@ -13,6 +13,8 @@
 
 Every widget edits through the DocumentController (minimal text edits, undoable); the form rebuilds when the
 document changes elsewhere. Fields that do not apply to the model's framework are dimmed with the reason.
+Colours follow the palette (dark mode): dimmed labels and unset placeholders use the form's PlaceholderText,
+set from the palette's text and window colours; the refused-value border and message are a red readable on it.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from PySide6.QtWidgets import (
 from studio.config import ConfigDocument, EditError, ParseError, PathError
 from studio.config.schema import FieldSpec, schema_tree
 from studio.frameworks import applies, framework_of
+from studio.ui.editor.colors import dimmed, readable, severity_color
 from studio.validate import Finding, Options, validate_config
 
 COMMON = ["name", "platform", "backend", "max_batch_size", "input", "output", "instance_group", "dynamic_batching",
@@ -70,10 +73,7 @@ def _applies(path: str, framework) -> tuple[bool, str]:
 
 def error_color(palette: QPalette):
     """A red that reads on this palette's base colour (light or dark)."""
-    from PySide6.QtGui import QColor
-
-    dark = palette.color(QPalette.ColorRole.Base).lightness() < 128
-    return QColor("#ff6b63") if dark else QColor("#c4241c")
+    return severity_color(palette, "error")
 
 
 class ElidedLabel(QLabel):
@@ -182,7 +182,28 @@ class ConfigForm(QScrollArea):
         self.find_box.setCompleter(self._completer)
         self._completer.activated.connect(self.find_field)
         self.find_box.returnPressed.connect(lambda: self.find_field(self.find_box.text()))
+        self._follow_palette()
         self.rebuild()
+
+    # -- colours --------------------------------------------------------------------------------------------------
+    def changeEvent(self, e) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(e)
+        if e.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._follow_palette()
+
+    def _follow_palette(self) -> None:
+        """Dimmed text (unset placeholders, fields that do not apply) from this palette's text and window colours
+        (a custom dark palette often leaves PlaceholderText as the light one's), and refused values' red."""
+        dim = dimmed(self.palette())
+        if self.palette().color(QPalette.ColorRole.PlaceholderText) != dim:
+            own = QPalette()  # only PlaceholderText is the form's own; every other role follows the application
+            own.setResolveMask(0)
+            for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive, QPalette.ColorGroup.Disabled):
+                own.setColor(group, QPalette.ColorRole.PlaceholderText, dim)
+            self.setPalette(own)
+        for w in self.widgets.values():
+            if w.property("studio_invalid"):
+                self._style_invalid(w)
 
     # -- building -----------------------------------------------------------------------------------------------
     def update_from_document(self) -> None:
@@ -393,14 +414,10 @@ class ConfigForm(QScrollArea):
     def show_field_error(self, path: str, w: QWidget, text: str, message: str) -> None:
         """A value typed at `path` was refused: red border and the message under the field, a finding in the panel.
         The document keeps its value."""
-        color = error_color(self.palette())
-        w.setStyleSheet(f"QLineEdit {{ border: 2px solid {color.name()}; border-radius: 3px; padding: 1px 3px; }}")
         w.setProperty("studio_invalid", True)
+        self._style_invalid(w)
         label = getattr(w, "_studio_message", None)
         if label is not None:
-            pal = label.palette()
-            pal.setColor(QPalette.ColorRole.WindowText, color)
-            label.setPalette(pal)
             label.setText(message)
             label.setToolTip(message)
             label.show()
@@ -417,6 +434,18 @@ class ConfigForm(QScrollArea):
                                           file=self.controller.path, line=line)
         self.sig_field_findings.emit(list(self.field_errors.values()))
         self.sig_error.emit(message)
+
+    def _style_invalid(self, w: QWidget) -> None:
+        """The refused value's red border, and its message in a red readable on the window colour."""
+        pal = self.palette()
+        color = error_color(pal)
+        w.setStyleSheet(f"QLineEdit {{ border: 2px solid {color.name()}; border-radius: 3px; padding: 1px 3px; }}")
+        label = getattr(w, "_studio_message", None)
+        if label is not None:
+            own = QPalette()
+            own.setResolveMask(0)
+            own.setColor(QPalette.ColorRole.WindowText, readable(color, pal.color(QPalette.ColorRole.Window)))
+            label.setPalette(own)
 
     def clear_field_error(self, path: str, w: QWidget | None = None) -> None:
         if w is not None and w.property("studio_invalid"):
@@ -539,6 +568,7 @@ class ConfigForm(QScrollArea):
             lay.addWidget(self._children(spec, getattr(msg, spec.name), path))
         else:
             hint = QLabel("(not set: tick to add)")
+            hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
             lay.addWidget(hint)
         g.toggled.connect(lambda on, p=path: self._set(p, {}) if on else self._clear(p))
         return g

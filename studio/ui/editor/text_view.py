@@ -1,11 +1,15 @@
 """The text view of a config: pbtxt highlighting, line numbers, current line and bracket matching, inline error
-underlines with tooltips, go to line. Typing goes to the controller (debounced) as undoable edits."""
+underlines with tooltips, go to line. Typing goes to the controller (debounced) as undoable edits.
+
+Every colour comes from the palette (studio.ui.editor.colors): the highlighter's hues made readable on Base, the
+current line and bracket match as tints of Base, the gutter from Window; a palette change (dark mode) recolours
+and re-highlights."""
 
 from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -19,6 +23,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
+from studio.ui.editor.colors import base, current_line, dimmed, mix, readable, severity_color
+
 _RULES = [
     (re.compile(r"\b[a-z_][a-z0-9_]*(?=\s*[:{<\[])"), "field"),
     (re.compile(r"\b[A-Z][A-Z0-9_]+\b"), "enum"),
@@ -30,27 +36,40 @@ _RULES = [
 ]
 
 
+HUES = {
+    "field": "#1f4fa3",
+    "enum": "#7a2aa8",
+    "number": "#1a7f37",
+    "bool": "#b35c00",
+    "string": "#a31515",
+}
+"""The highlighter's hues (as on a white page); each is made readable on the palette's Base colour."""
+
+
 class PbtxtHighlighter(QSyntaxHighlighter):
-    def __init__(self, document, dark: bool = False) -> None:
+    def __init__(self, document, palette: QPalette | None = None) -> None:
         super().__init__(document)
-        colors = {
-            "field": "#5fa8ff" if dark else "#1f4fa3",
-            "enum": "#d7a3ff" if dark else "#7a2aa8",
-            "number": "#9ad58f" if dark else "#1a7f37",
-            "bool": "#f0a35e" if dark else "#b35c00",
-            "bracket": "#cccccc" if dark else "#555555",
-            "string": "#e6c07b" if dark else "#a31515",
-            "comment": "#7f8c8d" if dark else "#6a737d",
-        }
-        self.formats = {}
+        self.formats: dict[str, QTextCharFormat] = {}
+        self.set_palette(palette or QPalette())
+
+    def set_palette(self, palette: QPalette) -> None:
+        """Colours for this palette (its Base is the page); re-highlights the document when they change."""
+        bg = current_line(palette)  # the darker page on a light palette, the lighter on a dark one: both read
+        text = palette.color(QPalette.ColorRole.Text)
+        colors = {name: readable(hue, bg) for name, hue in HUES.items()}
+        colors["bracket"] = readable(mix(text, bg, 0.25), bg)
+        colors["comment"] = readable(mix(text, bg, 0.45), bg)
+        old = {n: f.foreground().color().name() for n, f in self.formats.items()}
         for name, color in colors.items():
             f = QTextCharFormat()
-            f.setForeground(QColor(color))
+            f.setForeground(color)
             if name == "field":
                 f.setFontWeight(QFont.Weight.DemiBold)
             if name == "comment":
                 f.setFontItalic(True)
             self.formats[name] = f
+        if old and old != {n: c.name() for n, c in colors.items()}:
+            self.rehighlight()
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt's name
         # strings and comments win over everything inside them: paint them last
@@ -82,11 +101,12 @@ class ConfigTextEdit(QPlainTextEdit):
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setUndoRedoEnabled(False)  # undo belongs to the document's QUndoStack
-        dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128
-        self.highlighter = PbtxtHighlighter(self.document(), dark)
+        self.highlighter = PbtxtHighlighter(self.document(), self.palette())
+        self.colors: dict[str, QColor] = {}
         self._numbers = _LineNumbers(self)
         self._findings: list = []
         self._updating = False
+        self._update_colors()
         self._debounce = QTimer(self, singleShot=True, interval=300)
         self._debounce.timeout.connect(lambda: self.sig_text_edited.emit(self.toPlainText()))
         self.blockCountChanged.connect(lambda _n: self._update_margin())
@@ -95,6 +115,29 @@ class ConfigTextEdit(QPlainTextEdit):
         self.textChanged.connect(self._on_text_changed)
         self._update_margin()
         self.setMouseTracking(True)
+
+    # -- colours ------------------------------------------------------------------------------------------------
+    def _update_colors(self) -> None:
+        pal = self.palette()
+        bg, text = base(pal), pal.color(QPalette.ColorRole.Text)
+        window = pal.color(QPalette.ColorRole.Window)
+        gutter = mix(bg, window, 0.6)
+        self.colors = {
+            "current_line": current_line(pal),  # a tint of the page: every highlight colour still reads on it
+            "bracket": mix(bg, pal.color(QPalette.ColorRole.Highlight), 0.3),
+            "gutter": gutter,
+            "line_number": dimmed(pal, QPalette.ColorRole.Window) if gutter == window else readable(mix(text, gutter, 0.45), gutter),
+            "error_line_number": readable(severity_color(pal, "error"), gutter),
+            **{sev: severity_color(pal, sev, 3.0) for sev in ("error", "warning", "info")},  # underlines: 3:1
+        }
+        self.highlighter.set_palette(pal)
+        self._refresh_selections()
+        self._numbers.update()
+
+    def changeEvent(self, e) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(e)
+        if e.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._update_colors()
 
     # -- text in and out ----------------------------------------------------------------------------------------
     def set_text_preserving_cursor(self, text: str) -> None:
@@ -168,20 +211,19 @@ class ConfigTextEdit(QPlainTextEdit):
     def _refresh_selections(self) -> None:
         sels = []
         line = QTextEdit.ExtraSelection()
-        line.format.setBackground(self.palette().color(QPalette.ColorRole.AlternateBase))
+        line.format.setBackground(self.colors["current_line"])
         line.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
         line.cursor = self.textCursor()
         line.cursor.clearSelection()
         sels.append(line)
         sels.extend(self._bracket_selections())
-        colors = {"error": QColor("#e0403a"), "warning": QColor("#d79a00"), "info": QColor("#3a7be0")}
         for f in self._findings:
             if f.line - 1 >= self.document().blockCount():
                 continue
             pos, length = self._finding_range(f)
             s = QTextEdit.ExtraSelection()
             s.format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
-            s.format.setUnderlineColor(colors.get(f.severity, QColor("red")))
+            s.format.setUnderlineColor(self.colors.get(f.severity, self.colors["error"]))
             s.format.setToolTip(f"{f.severity}: {f.message}")
             c = QTextCursor(self.document())
             c.setPosition(pos)
@@ -203,7 +245,7 @@ class ConfigTextEdit(QPlainTextEdit):
                 out = []
                 for q in (p, match):
                     s = QTextEdit.ExtraSelection()
-                    s.format.setBackground(QColor(120, 180, 255, 90))
+                    s.format.setBackground(self.colors["bracket"])
                     c = QTextCursor(self.document())
                     c.setPosition(q)
                     c.setPosition(q + 1, QTextCursor.MoveMode.KeepAnchor)
@@ -250,7 +292,7 @@ class ConfigTextEdit(QPlainTextEdit):
 
     def paint_line_numbers(self, event) -> None:
         painter = QPainter(self._numbers)
-        painter.fillRect(event.rect(), self.palette().color(QPalette.ColorRole.Window))
+        painter.fillRect(event.rect(), self.colors["gutter"])
         error_lines = {f.line for f in self._findings if f.severity == "error"}
         block = self.firstVisibleBlock()
         number = block.blockNumber()
@@ -259,7 +301,7 @@ class ConfigTextEdit(QPlainTextEdit):
         h = self.fontMetrics().height()
         while block.isValid() and top <= event.rect().bottom():
             if block.isVisible() and bottom >= event.rect().top():
-                color = QColor("#e0403a") if (number + 1) in error_lines else self.palette().color(QPalette.ColorRole.PlaceholderText)
+                color = self.colors["error_line_number"] if (number + 1) in error_lines else self.colors["line_number"]
                 painter.setPen(color)
                 painter.drawText(0, top, self._numbers.width() - 5, h, Qt.AlignmentFlag.AlignRight, str(number + 1))
             block = block.next()

@@ -1,10 +1,12 @@
 """The validation panel: the findings of one document (severity, message, where, rule) with "apply fix".
-It observes the findings the document controller publishes; activating a finding is a signal the shell wires."""
+It observes the findings the document controller publishes; activating a finding is a signal the shell wires.
+Colours come from the palette: the summary and each row's "where" take a severity colour made readable on the
+panel's background, recomputed when the palette changes (dark mode)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QIcon
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QIcon, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -17,6 +19,31 @@ from PySide6.QtWidgets import (
 )
 
 ROLE_FINDING = Qt.ItemDataRole.UserRole + 2
+
+_HUES = {"error": "#d0302a", "warning": "#b57900", "info": "#2f6fd6"}
+
+
+def _luminance(c: QColor) -> float:
+    def ch(v: float) -> float:
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * ch(c.redF()) + 0.7152 * ch(c.greenF()) + 0.0722 * ch(c.blueF())
+
+
+def contrast(a: QColor, b: QColor) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def severity_color(severity: str, background: QColor, ratio: float = 4.5) -> QColor:
+    """The severity's hue, lighter on a dark background or darker on a light one, until it reads (WCAG ratio)."""
+    c = QColor(_HUES.get(severity, _HUES["error"]))
+    h, s, light, _a = c.getHslF()
+    step = 0.02 if _luminance(background) < 0.18 else -0.02
+    while contrast(c, background) < ratio and 0.0 < light < 1.0:
+        light = min(1.0, max(0.0, light + step))
+        c = QColor.fromHslF(max(h, 0.0), s, light)
+    return c
 
 
 class FindingsPanel(QWidget):
@@ -35,6 +62,8 @@ class FindingsPanel(QWidget):
         self.fix_button = QPushButton("Apply fix")
         self.fix_button.setEnabled(False)
         self.summary = QLabel("")
+        self.summary.setObjectName("findings_summary")
+        self._counts = {"error": 0, "warning": 0, "info": 0}
         bar = QHBoxLayout()
         bar.addWidget(self.summary, 1)
         bar.addWidget(self.fix_button)
@@ -53,14 +82,40 @@ class FindingsPanel(QWidget):
         self.tree.clear()
         order = {"error": 0, "warning": 1, "info": 2}
         for f in sorted(findings, key=lambda f: (order.get(f.severity, 3), f.line or 0)):
-            where = f"{f.line}:{f.column}" if f.line else (f.path or "")
+            where = (f"{f.line}:{f.column}" if f.column else str(f.line)) if f.line else (f.path or "")
             item = QTreeWidgetItem(["", f.message + (f"  — {f.hint}" if f.hint else ""), where, f.rule])
             item.setIcon(0, self.icons.get(f.severity, QIcon()))
             item.setToolTip(1, f.message + (f"\nhint: {f.hint}" if f.hint else ""))
             item.setData(0, ROLE_FINDING, f)
             self.tree.addTopLevelItem(item)
         c = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
+        self._counts = c
         self.summary.setText(f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} note(s)")
+        self._recolor()
+
+    def changeEvent(self, e) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(e)
+        if e.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._recolor()
+
+    def _recolor(self) -> None:
+        """The summary in the worst severity's colour (the palette's text colour when there is none), each row's
+        "where" in its severity's colour: readable on this palette's window and base colours."""
+        pal = self.palette()
+        worst = next((s for s in ("error", "warning") if self._counts.get(s)), None)
+        own = QPalette()
+        own.setResolveMask(0)
+        if worst is not None:
+            own.setColor(QPalette.ColorRole.WindowText, severity_color(worst, pal.color(QPalette.ColorRole.Window)))
+        self.summary.setPalette(own)
+        base = self.tree.palette().color(QPalette.ColorRole.Base)
+        for i in range(self.tree.topLevelItemCount()):
+            item = self.tree.topLevelItem(i)
+            f = item.data(0, ROLE_FINDING)
+            item.setForeground(2, QBrush(severity_color(f.severity, base)) if f is not None else QBrush())
+
+    def summary_color(self) -> QColor:
+        return self.summary.palette().color(QPalette.ColorRole.WindowText)
 
     def current_finding(self):
         item = self.tree.currentItem()
