@@ -1,11 +1,14 @@
 """`triton-studio`: the GUI when run bare, and headless subcommands over the core.
 
-Exit codes: 0 ok, 1 findings or failure, 2 usage (bad arguments, unknown field path).
+Exit codes: 0 ok, 1 findings or failure, 2 usage (bad arguments, unknown field path), 130 interrupted (Ctrl-C).
+Every error a user can cause ends in one line on stderr (`PATH: what failed: reason`), never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from pathlib import Path
 
@@ -15,6 +18,59 @@ SUBCOMMANDS = (
     "fmt", "get", "set", "validate", "diff", "new", "templates", "serve", "status", "doctor", "bench", "tune", "dashboard",
     "deploy", "export",
 )
+
+
+MAX_CONCURRENCY = 1024
+"""The most requests `bench` keeps in flight (each holds its request and response buffers)."""
+
+
+def _int_in(lo: int, hi: int | None = None, what: str = "a whole number"):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected {what}") from None
+        if v < lo or (hi is not None and v > hi):
+            raise argparse.ArgumentTypeError(f"{v}: expected {what} from {lo} to {hi}" if hi is not None
+                                             else f"{v}: expected {what} of at least {lo}")
+        return v
+    return parse
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds (or a rate) above 0") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"{text}: expected a finite number above 0")
+    return v
+
+
+_port = _int_in(1, 65535, "a TCP port")
+
+
+def _shape(text: str) -> str:
+    name, _, dims = text.rpartition(":")
+    parts = dims.split(",") if dims else []
+    if not name or not parts or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected INPUT_NAME:d1,d2 with positive sizes, e.g. INPUT0:3,224,224")
+    return text
+
+
+def _url(text: str) -> str:
+    import re
+
+    from studio.runtime.remote import parse_server_url
+
+    m = re.search(r":(\d+)/?$", text.strip())
+    if m and not 1 <= int(m.group(1)) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: port {m.group(1)} is out of range (1 to 65535)")
+    try:
+        parse_server_url(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
 
 
 def _config_files(paths: list[str]) -> list[Path]:
@@ -42,12 +98,17 @@ def _load_or_report(path: str):
     except ParseError as e:
         print(e.format(path), file=sys.stderr)
     except OSError as e:
-        print(f"{path}: {e.strerror or e}", file=sys.stderr)
+        print(_os_line(path, "cannot read", e), file=sys.stderr)
     return None
 
 
+def _os_line(path, what: str, e: OSError) -> str:
+    """One line for an OSError: `path: what: reason`."""
+    return f"{path}: {what}: {e.strerror or e}"
+
+
 def cmd_fmt(args) -> int:
-    from studio.config import ParseError, atomic_write
+    from studio.config import ParseError, SaveError, atomic_write
     from studio.config.format import canonical_text
 
     status = 0
@@ -59,7 +120,7 @@ def cmd_fmt(args) -> int:
         try:
             doc = _load(path)
         except (OSError, ParseError) as e:
-            print(e.format(str(path)) if isinstance(e, ParseError) else f"{path}: {e}", file=sys.stderr)
+            print(e.format(str(path)) if isinstance(e, ParseError) else _os_line(path, "cannot read", e), file=sys.stderr)
             status = 1
             continue
         new = canonical_text(doc)
@@ -69,7 +130,12 @@ def cmd_fmt(args) -> int:
             print(f"{path}: would be reformatted")
             status = 1
         else:
-            atomic_write(path, new)
+            try:
+                atomic_write(path, new, expect=doc.disk_stamp, force=args.force)
+            except SaveError as e:
+                print(e, file=sys.stderr)
+                status = 1
+                continue
             print(f"{path}: reformatted")
     return status
 
@@ -93,25 +159,78 @@ def cmd_get(args) -> int:
 
 
 def cmd_set(args) -> int:
-    from studio.config import EditError, ParseError, PathError
-    from studio.config.values import parse_value_text
+    from studio.config import EditError, ParseError, PathError, SaveError
+    from studio.config.values import check_value, parse_value_text
 
     doc = _load_or_report(args.path)
     if doc is None:
         return 1
+    before = _error_keys(doc, args.path)
     try:
         value = parse_value_text(doc.descriptor, args.field, args.value)
+        if not args.force:
+            check_value(args.field, value)
         doc.set(args.field, value)
     except PathError as e:
         print(f"{args.path}: {e}", file=sys.stderr)
         return 2
-    except (EditError, ParseError) as e:
+    except (EditError, ParseError, ValueError, TypeError) as e:
         msg = e.message if isinstance(e, ParseError) else str(e)
         hint = f" ({e.hint})" if isinstance(e, ParseError) and e.hint else ""
-        print(f"{args.path}: bad value for {args.field}: {msg}{hint}", file=sys.stderr)
+        print(f"{args.path}: bad value for {args.field}: {_one_line(msg)}{hint}", file=sys.stderr)
         return 2
-    doc.save(args.path)
+    if not args.force:
+        worse = _new_errors(doc, args.path, before)
+        if worse:
+            print(f"{args.path}: bad value for {args.field}: {_one_line(worse)} (nothing written; --force writes it anyway)",
+                  file=sys.stderr)
+            return 2
+    try:
+        doc.save(args.path, force=args.force)
+    except SaveError as e:
+        print(e, file=sys.stderr)
+        return 1
     return 0
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _error_keys(doc, path: str):
+    """The validator's errors of a document, as a multiset of (rule, field path)."""
+    from collections import Counter
+
+    from studio.validate import Options, validate_config
+
+    try:
+        findings = validate_config(doc, options=Options(config_only=True), file=str(path))
+    except Exception:  # noqa: BLE001 - a validator fault must not stop an edit; the parse check still runs
+        return None
+    return Counter((f.rule, f.path) for f in findings if f.severity == "error"), findings
+
+
+def _new_errors(doc, path: str, before) -> str | None:
+    """Why the edited document is worse than before (it no longer parses back, or a new validator error), or None."""
+    from studio.config import ConfigDocument, ParseError
+
+    try:
+        again = ConfigDocument.parse(doc.text)
+    except ParseError as e:
+        return f"the edited text would not parse: {e.message}"
+    if again.to_message() != doc.to_message():
+        return "the edited text would not read back as the same config"
+    if not isinstance(before, tuple):
+        return None
+    after = _error_keys(doc, path)
+    if not isinstance(after, tuple):
+        return None
+    new = after[0] - before[0]
+    if not new:
+        return None
+    rule, fpath = next(iter(new))
+    msg = next(f.message for f in after[1] if f.severity == "error" and (f.rule, f.path) == (rule, fpath))
+    return msg
 
 
 def cmd_validate(args) -> int:
@@ -479,10 +598,13 @@ def cmd_bench(args) -> int:
     from studio.tuning.sampler import server_fields
     from studio.tuning.session import perf_analyzer_command
 
+    if args.input_data and not os.path.isfile(args.input_data):
+        print(f"bench: --input-data {args.input_data}: no such file (perf_analyzer's --input-data JSON)", file=sys.stderr)
+        return 2
     target = grpc_target(args.url)
     try:
-        config = fetch_config(target, args.model)
         shapes = parse_shapes(args.shape)
+        config = fetch_config(target, args.model)
         if args.input_data:
             requests = from_input_data(args.model, config, args.input_data, args.batch_size)
         else:
@@ -594,7 +716,13 @@ def cmd_tune(args) -> int:
                 doc.clear(path)
             else:
                 doc.set(path, value)
-        doc.save(args.config)
+        from studio.config import SaveError
+
+        try:
+            doc.save(args.config)
+        except SaveError as e:
+            print(e, file=sys.stderr)
+            return 1
         print(f"# written to {args.config}")
     return 0
 
@@ -615,6 +743,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     f = sub.add_parser("fmt", help="rewrite config.pbtxt files in canonical layout (keeps comments)")
     f.add_argument("--check", action="store_true", help="only report files that would change (exit 1)")
+    f.add_argument("--force", action="store_true", help="write read-only files and files changed on disk meanwhile")
     f.add_argument("paths", nargs="+", metavar="PATH", help="config files or folders (searched for config.pbtxt)")
     f.set_defaults(func=cmd_fmt)
     g = sub.add_parser("get", help="print a field's value")
@@ -625,6 +754,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("path", metavar="PATH")
     s.add_argument("field", metavar="FIELD")
     s.add_argument("value", metavar="VALUE", help="pbtxt value: 8, TYPE_FP32, true, \"text\" (quotes optional), [1, 2], { ... }")
+    s.add_argument("--force", action="store_true",
+                   help="write even a value the validator refuses, a read-only file, or a file changed on disk meanwhile")
     s.set_defaults(func=cmd_set)
     v = sub.add_parser("validate", help="report what Triton will reject, before Triton sees it")
     v.add_argument("path", metavar="PATH", help="a repository, a model folder or a lone config file")
@@ -654,15 +785,15 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--image", help="Docker image (default NVIDIA's tritonserver 24.10-py3)")
     sv.add_argument("--gpus", help="all, none, or ids like 0,1 (docker)")
     sv.add_argument("--models", help="comma-separated models to load (default: all)")
-    sv.add_argument("--http-port", type=int)
-    sv.add_argument("--grpc-port", type=int)
-    sv.add_argument("--metrics-port", type=int)
-    sv.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for readiness")
+    sv.add_argument("--http-port", type=_port)
+    sv.add_argument("--grpc-port", type=_port)
+    sv.add_argument("--metrics-port", type=_port)
+    sv.add_argument("--timeout", type=_positive_float, default=120.0, help="seconds to wait for readiness")
     sv.add_argument("-v", "--verbose", action="store_true", help="print the server log")
     sv.set_defaults(func=cmd_serve)
     st = sub.add_parser("status", help="list studio-owned Triton servers (--models: each model's state)")
     st.add_argument("--models", action="store_true", help="per model: versions, state, reason (repository index)")
-    st.add_argument("--url", help="a Triton to ask (http://HOST:PORT or grpc://HOST:PORT); default: studio-owned servers")
+    st.add_argument("--url", type=_url, help="a Triton to ask (http://HOST:PORT or grpc://HOST:PORT); default: studio-owned servers")
     st.add_argument("--format", choices=("text", "json"), default="text")
     st.set_defaults(func=cmd_status)
     dp = sub.add_parser("deploy", help="validate, start a server, load a model, wait READY, run one test inference")
@@ -673,29 +804,30 @@ def build_parser() -> argparse.ArgumentParser:
     dp.add_argument("--gpus", help="all, none, or ids like 0,1 (docker; default all when the NVIDIA runtime is there)")
     dp.add_argument("--pull", action="store_true", help="pull the Docker image when it is not local (NGC images are 10-20 GB)")
     dp.add_argument("--input-data", metavar="FILE", help="test inputs: .npy, .npz or JSON (default: synthesized)")
-    dp.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for READY")
+    dp.add_argument("--timeout", type=_positive_float, default=120.0, help="seconds to wait for READY")
     dp.add_argument("--format", choices=("text", "json"), default="text")
     dp.set_defaults(func=cmd_deploy)
     b = sub.add_parser("bench", help="measure throughput and latency of a model on a running Triton")
-    b.add_argument("--url", required=True, help="grpc://HOST:PORT")
+    b.add_argument("--url", required=True, type=_url, help="grpc://HOST:PORT")
     b.add_argument("--model", required=True)
     mode = b.add_mutually_exclusive_group()
-    mode.add_argument("--concurrency", type=int, default=8)
-    mode.add_argument("--rate", type=float, help="requests per second (request-rate mode)")
+    mode.add_argument("--concurrency", type=_int_in(1, MAX_CONCURRENCY, "a request count"), default=8,
+                      help=f"requests in flight, 1 to {MAX_CONCURRENCY} (default 8)")
+    mode.add_argument("--rate", type=_positive_float, help="requests per second (request-rate mode)")
     b.add_argument("--poisson", action="store_true", help="Poisson arrivals in request-rate mode")
-    b.add_argument("--duration", type=float, default=10.0, help="seconds")
-    b.add_argument("--requests", type=int, help="stop after this many requests")
-    b.add_argument("--shape", action="append", help="NAME:d1,d2 for variable-size inputs (repeatable)")
+    b.add_argument("--duration", type=_positive_float, default=10.0, help="seconds")
+    b.add_argument("--requests", type=_int_in(1), help="stop after this many requests")
+    b.add_argument("--shape", action="append", type=_shape, help="NAME:d1,d2 for variable-size inputs (repeatable)")
     b.add_argument("--input-data", help="perf_analyzer's --input-data JSON")
-    b.add_argument("--batch-size", type=int, default=1)
+    b.add_argument("--batch-size", type=_int_in(1), default=1)
     b.add_argument("--format", choices=("text", "json"), default="text")
     b.set_defaults(func=cmd_bench)
     tu = sub.add_parser("tune", help="search batching and instances for the best throughput under a p99 budget")
-    tu.add_argument("--url", required=True, help="grpc://HOST:PORT")
+    tu.add_argument("--url", required=True, type=_url, help="grpc://HOST:PORT")
     tu.add_argument("--model", required=True)
-    tu.add_argument("--p99-ms", type=float, required=True)
-    tu.add_argument("--budget-s", type=float, default=180.0, help="stop searching after this many seconds")
-    tu.add_argument("--shape", action="append")
+    tu.add_argument("--p99-ms", type=_positive_float, required=True)
+    tu.add_argument("--budget-s", type=_positive_float, default=180.0, help="stop searching after this many seconds")
+    tu.add_argument("--shape", action="append", type=_shape)
     tu.add_argument("--config", help="the model's config.pbtxt (base of the edits; written with --write)")
     tu.add_argument("--write", action="store_true", help="write the best settings into --config as a minimal edit")
     tu.set_defaults(func=cmd_tune)
@@ -704,12 +836,12 @@ def build_parser() -> argparse.ArgumentParser:
     db.add_argument("--model", required=True, help="the model to tune")
     db.add_argument("--server", default="embedded", help="embedded (default), docker, or a Triton URL (grpc://HOST:PORT)")
     load = db.add_mutually_exclusive_group()
-    load.add_argument("--concurrency", type=int, help="requests in flight (default 16)")
-    load.add_argument("--rate", type=float, help="requests per second")
+    load.add_argument("--concurrency", type=_int_in(1, MAX_CONCURRENCY, "a request count"), help="requests in flight (default 16)")
+    load.add_argument("--rate", type=_positive_float, help="requests per second")
     db.add_argument("--script", metavar="STEPS.json", help="a timeline of config and load changes to play")
     db.add_argument("--record", metavar="OUT.json", help="write samples and changes here")
     db.add_argument("--screenshot", metavar="OUT.png", help="save a picture of the window at the end")
-    db.add_argument("--exit-after", type=float, metavar="S", help="close after S seconds")
+    db.add_argument("--exit-after", type=_positive_float, metavar="S", help="close after S seconds")
     db.set_defaults(func=cmd_dashboard)
     dr = sub.add_parser("doctor", help="check Docker, the NVIDIA runtime, GPUs, the embedded server and Qt")
     dr.set_defaults(func=cmd_doctor)
@@ -749,6 +881,39 @@ def gui_target(path: str) -> tuple[str, str | None]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the CLI. Whatever a user does ends in one line and an exit code: 1 failure, 2 usage, 130 Ctrl-C."""
+    for stream in (sys.stdout, sys.stderr):  # paths with undecodable bytes print escaped, never crash
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("triton-studio: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `triton-studio ... | head`: the reader left
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except OSError:
+            pass
+        return 1
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"triton-studio: {where}{e.strerror or e}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print("triton-studio: out of memory", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - the promise is one line, never a traceback; STUDIO_DEBUG=1 shows it
+        if os.environ.get("STUDIO_DEBUG"):
+            raise
+        print(f"triton-studio: internal error: {type(e).__name__}: {' '.join(str(e).split())} "
+              "(STUDIO_DEBUG=1 shows the traceback; please report it)", file=sys.stderr)
+        return 1
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and (argv[0] in SUBCOMMANDS or argv[0] in ("-h", "--help")):
         parser = build_parser()
@@ -757,12 +922,15 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as e:
             return int(e.code or 0)
         return args.func(args)
-    args = gui_parser().parse_args(argv)
+    try:
+        args = gui_parser().parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
     repository, open_file = args.repository, None
     if repository:
         try:
             repository, open_file = gui_target(repository)
-        except ValueError as e:
+        except (ValueError, OSError) as e:
             print(f"triton-studio: {e}", file=sys.stderr)
             return 2
     from studio.ui.shell.main_window import run_gui

@@ -89,11 +89,25 @@ def _reason(e: OSError) -> str:
     return e.strerror or str(e) or type(e).__name__
 
 
-def read_file(path: str | os.PathLike) -> tuple[bytes, FileStamp]:
-    """The bytes of a file and its stamp, read through one open file (OSError as open() raises them)."""
-    with open(path, "rb") as f:
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""The largest config read (Triton's configs are kilobytes; a bigger file is a mistake, not a config)."""
+
+
+def read_file(path: str | os.PathLike, max_bytes: int | None = MAX_FILE_BYTES) -> tuple[bytes, FileStamp]:
+    """The bytes of a regular file and its stamp, read through one open file. OSError as open() raises them;
+    a FIFO, device or socket (which could block or never end) and a file over max_bytes raise OSError too."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", os.fspath(path))
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"the file is {st.st_size / 2**20:.0f} MiB; configs over "
+                          f"{max_bytes // 2**20} MiB are refused", os.fspath(path))
         data = f.read()
-        st = os.fstat(f.fileno())
+        st = os.fstat(fd)
     return data, FileStamp.of(data, st)
 
 

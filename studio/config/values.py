@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from google.protobuf import message_factory, text_encoding
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message
 
 from studio.config.descriptors import is_map, is_message, is_repeated
-from studio.config.document import PathError, _fill, field_for_path
+from studio.config.document import EditError, PathError, _fill, field_for_path
 from studio.config.syntax import Block, ParseError, Parser
 
 
@@ -53,3 +56,30 @@ def parse_value_text(desc: Descriptor, path: str, text: str):
     if len(values) != 1:
         raise PathError(f"{fd.name} takes one value")
     return values[0]
+
+
+def _control_chars(text: str) -> list[str]:
+    return [c for c in text if unicodedata.category(c) == "Cc"]
+
+
+def check_value(path: str, value) -> None:
+    """Refuse what the schema's types let through but no one means: control characters in a string (a name with
+    a newline or NUL in it). EditError says which field and which character."""
+    def walk(where: str, v) -> None:
+        if isinstance(v, str):
+            bad = _control_chars(v)
+            if bad:
+                raise EditError(f"{where} contains a control character ({bad[0]!r}): names and values must be printable")
+        elif isinstance(v, (list, tuple)):
+            for i, item in enumerate(v):
+                walk(f"{where}[{i}]", item)
+        elif isinstance(v, dict):
+            for k, item in v.items():
+                walk(f"{where}[{k!r}]", k)
+                walk(f"{where}[{k!r}]", item)
+        elif isinstance(v, Message):
+            for fd, item in v.ListFields():
+                walk(f"{where}.{fd.name}", item)
+        elif hasattr(v, "items") and callable(v.items):  # a protobuf map
+            walk(where, dict(v.items()))
+    walk(path, value)
