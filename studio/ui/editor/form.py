@@ -244,6 +244,7 @@ class ConfigForm(QScrollArea):
         root = QWidget()
         root.setObjectName("form_root")
         lay = QVBoxLayout(root)
+        lay.setContentsMargins(2, 2, 2, 2)  # the width goes to the fields (a narrow window, 200% scaling)
         lay.addWidget(self.find_box_holder())
         doc = self.controller.document
         if doc is None or self.controller.parse_error is not None:
@@ -383,7 +384,7 @@ class ConfigForm(QScrollArea):
     def _children(self, spec: FieldSpec, msg, path: str) -> QWidget:
         box = QWidget()
         fl = self._form_layout(box)
-        fl.setContentsMargins(8, 0, 0, 0)
+        fl.setContentsMargins(6, 0, 0, 0)
         groups = spec.oneof_members
         done: set[str] = set()
         for child in spec.children:
@@ -569,6 +570,7 @@ class ConfigForm(QScrollArea):
         else:
             hint = QLabel("(not set: tick to add)")
             hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+            hint.setWordWrap(True)  # wraps rather than widening the form (a narrow window, 200% scaling)
             lay.addWidget(hint)
         g.toggled.connect(lambda on, p=path: self._set(p, {}) if on else self._clear(p))
         return g

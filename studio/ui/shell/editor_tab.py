@@ -31,6 +31,8 @@ class ConfigEditor(QWidget):
         outer.addWidget(top)
         outer.addWidget(self.findings)
         outer.setSizes([600, 160])
+        outer.setStretchFactor(0, 4)  # a short window (200% scaling) shrinks the panel more than the editor
+        outer.setStretchFactor(1, 1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(outer)

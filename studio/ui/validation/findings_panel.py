@@ -9,6 +9,7 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QIcon, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
     QStyle,
@@ -55,8 +56,14 @@ class FindingsPanel(QWidget):
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["", "message", "where", "rule"])
         self.tree.setRootIsDecorated(False)
-        self.tree.setColumnWidth(0, 28)
-        self.tree.setColumnWidth(1, 520)
+        header = self.tree.header()  # the message takes the width left (elided, whole in its tooltip): no scrollbar
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.tree.itemDoubleClicked.connect(lambda item, _c: self.sig_activated.emit(item.data(0, ROLE_FINDING)))
         self.tree.currentItemChanged.connect(self._on_current)
         self.fix_button = QPushButton("Apply fix")
