@@ -49,7 +49,7 @@ from PySide6.QtWidgets import (
 from studio.config import ConfigDocument, EditError, ParseError, PathError
 from studio.config.schema import FieldSpec, schema_tree
 from studio.frameworks import applies, framework_of
-from studio.ui.editor.colors import dimmed, readable, severity_color
+from studio.ui.common.colors import dimmed, readable, severity_color
 from studio.validate import Finding, Options, validate_config
 
 COMMON = ["name", "platform", "backend", "max_batch_size", "input", "output", "instance_group", "dynamic_batching",

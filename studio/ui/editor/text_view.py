@@ -23,7 +23,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
-from studio.ui.editor.colors import base, current_line, dimmed, mix, readable, severity_color
+from studio.ui.common.colors import base, current_line, dimmed, mix, readable, severity_color
 
 _RULES = [
     (re.compile(r"\b[a-z_][a-z0-9_]*(?=\s*[:{<\[])"), "field"),

@@ -19,32 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.ui.common.colors import severity_on
+
 ROLE_FINDING = Qt.ItemDataRole.UserRole + 2
 
-_HUES = {"error": "#d0302a", "warning": "#b57900", "info": "#2f6fd6"}
-
-
-def _luminance(c: QColor) -> float:
-    def ch(v: float) -> float:
-        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
-
-    return 0.2126 * ch(c.redF()) + 0.7152 * ch(c.greenF()) + 0.0722 * ch(c.blueF())
-
-
-def contrast(a: QColor, b: QColor) -> float:
-    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
-
-
-def severity_color(severity: str, background: QColor, ratio: float = 4.5) -> QColor:
-    """The severity's hue, lighter on a dark background or darker on a light one, until it reads (WCAG ratio)."""
-    c = QColor(_HUES.get(severity, _HUES["error"]))
-    h, s, light, _a = c.getHslF()
-    step = 0.02 if _luminance(background) < 0.18 else -0.02
-    while contrast(c, background) < ratio and 0.0 < light < 1.0:
-        light = min(1.0, max(0.0, light + step))
-        c = QColor.fromHslF(max(h, 0.0), s, light)
-    return c
 
 
 class FindingsPanel(QWidget):
@@ -113,13 +91,13 @@ class FindingsPanel(QWidget):
         own = QPalette()
         own.setResolveMask(0)
         if worst is not None:
-            own.setColor(QPalette.ColorRole.WindowText, severity_color(worst, pal.color(QPalette.ColorRole.Window)))
+            own.setColor(QPalette.ColorRole.WindowText, severity_on(worst, pal.color(QPalette.ColorRole.Window)))
         self.summary.setPalette(own)
         base = self.tree.palette().color(QPalette.ColorRole.Base)
         for i in range(self.tree.topLevelItemCount()):
             item = self.tree.topLevelItem(i)
             f = item.data(0, ROLE_FINDING)
-            item.setForeground(2, QBrush(severity_color(f.severity, base)) if f is not None else QBrush())
+            item.setForeground(2, QBrush(severity_on(f.severity, base)) if f is not None else QBrush())
 
     def summary_color(self) -> QColor:
         return self.summary.palette().color(QPalette.ColorRole.WindowText)

@@ -1,4 +1,4 @@
-"""Colours of the editor derived from the widget's QPalette (light or dark): a hue the studio chooses, made
+"""Colours derived from the widget's QPalette (light or dark): a hue the studio chooses, made
 readable on the palette's background (WCAG contrast ratio), so every colour follows a palette change."""
 
 from __future__ import annotations
@@ -65,5 +65,11 @@ def current_line(palette: QPalette) -> QColor:
 SEVERITY_HUES = {"error": "#d0302a", "warning": "#b57900", "info": "#2f6fd6"}
 
 
+def severity_on(severity: str, background: QColor, ratio: float = 4.5) -> QColor:
+    """The severity's hue made readable on `background`."""
+    return readable(SEVERITY_HUES.get(severity, SEVERITY_HUES["error"]), background, ratio)
+
+
 def severity_color(palette: QPalette, severity: str, ratio: float = 4.5) -> QColor:
-    return readable(SEVERITY_HUES.get(severity, SEVERITY_HUES["error"]), base(palette), ratio)
+    """The severity's hue made readable on the palette's Base (text fields, tables)."""
+    return severity_on(severity, base(palette), ratio)
