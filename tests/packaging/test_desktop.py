@@ -150,9 +150,12 @@ def test_opening_a_config_file_opens_its_repository_and_the_file(qtbot, qapp, tm
     out = tmp_path / "shot.png"
     from studio.cli import main
 
-    QTimer.singleShot(scaled(60000), QApplication.quit)  # a hang fails below instead of blocking the suite
+    guard = QTimer(singleShot=True, interval=scaled(60000))  # a hang fails below instead of blocking the suite
+    guard.timeout.connect(QApplication.quit)
+    guard.start()
     assert main([str(target), "--screenshot", str(out)]) == 0
     timer.stop()
+    guard.stop()
     assert out.is_file()
     assert Path(seen["repository"]) == repo.resolve()
     assert seen["current"] == str(target.resolve())

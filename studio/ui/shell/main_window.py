@@ -7,7 +7,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QFileSystemWatcher, QModelIndex, QSettings, Qt, QThreadPool, QTimer, QUrl, Signal
+from PySide6.QtCore import (
+    QCoreApplication,
+    QEvent,
+    QFileSystemWatcher,
+    QModelIndex,
+    QSettings,
+    Qt,
+    QThreadPool,
+    QTimer,
+    QUrl,
+    Signal,
+)
 from PySide6.QtGui import QAction, QDesktopServices, QFont, QFontDatabase, QKeySequence, QUndoGroup
 from PySide6.QtWidgets import (
     QApplication,
@@ -879,7 +890,7 @@ def run_gui(repository: str | None, screenshot: str | None = None, serve: str | 
     def shoot() -> None:
         if any(pending.values()):
             return
-        QTimer.singleShot(400, lambda: (win.grab().save(screenshot), win.close(), app.quit()))
+        QTimer.singleShot(400, lambda: (win.grab().save(screenshot), app.quit()))
 
     def done(key: str) -> None:
         if not pending[key]:
@@ -895,5 +906,9 @@ def run_gui(repository: str | None, screenshot: str | None = None, serve: str | 
     if screenshot:
         QTimer.singleShot(0, shoot)
     code = app.exec()
+    # close after the loop: closing the last window inside it would post a second Quit that a later event loop
+    # of the same process (a test calling this) would take as its own
+    win.close()
     win.server.shutdown()
+    QCoreApplication.removePostedEvents(app, QEvent.Type.Quit)
     return code
