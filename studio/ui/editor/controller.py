@@ -17,7 +17,8 @@ from pathlib import Path
 from PySide6.QtCore import QFileSystemWatcher, QObject, QRunnable, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from studio.config import ConfigDocument, EditError, ParseError, PathError, atomic_write
+from studio.config import ConfigDocument, EditError, ParseError, PathError, atomic_write, read_file
+from studio.config.saving import FileStamp
 from studio.repository import Repository
 from studio.resources import state_dir
 from studio.validate import Options, validate_config, validate_model
@@ -207,17 +208,18 @@ class DocumentController(QObject):
         self._parse_revision = 0
         self._validate_timer = QTimer(self, singleShot=True, interval=250)
         self._validate_timer.timeout.connect(self._start_validation)
-        self._recovery_timer = QTimer(self, singleShot=True, interval=1500)
+        self._recovery_timer = QTimer(self, singleShot=True, interval=300)  # < 0.5 s after the last keystroke
         self._recovery_timer.timeout.connect(self.write_recovery)
         self._revision = 0
         self._jobs: list[_ValidateJob] = []
         self._pending_text: str | None = None
         self._disk_text: str | None = None
+        self._stamp: FileStamp | None = None  # the file as it was read: a save refuses a file changed since
         if text is None:
             if path is None:
                 raise ValueError("a path or a text")
-            with open(path, "rb") as f:
-                text = f.read().decode("utf-8")
+            data, self._stamp = read_file(path)
+            text = data.decode("utf-8")
         self._disk_text = text if path else None
         try:
             self.document = ConfigDocument.parse(text, filename=path)
@@ -312,6 +314,8 @@ class DocumentController(QObject):
         self.parse_error = error
         self._pending_text = text
         self.sig_parse_error.emit(error)
+        self.sig_dirty_changed.emit(self.dirty)  # text that does not parse is an unsaved edit too
+        self._recovery_timer.start()
 
     def _apply_text(self, text: str, result, source: str, description: str | None) -> None:
         if isinstance(result, ParseError):
@@ -399,12 +403,22 @@ class DocumentController(QObject):
         self.sig_findings.emit(self.form_findings + self.findings)
 
     # -- disk ---------------------------------------------------------------------------------------------------
-    def save(self, path: str | None = None) -> None:
+    def save(self, path: str | None = None, force: bool = False) -> None:
+        """Write the text through the one safe save path. Raises SaveError: ReadOnlyFile, FileChangedOnDisk (the
+        file changed since it was read) unless force; any other failure leaves the file as it was."""
         target = path or self.path
         if target is None:
             raise ValueError("no file name")
-        self._watcher.removePaths(self._watcher.files())
-        atomic_write(target, self.text)
+        expect = self._stamp if target == self.path else None
+        watched = self._watcher.files()
+        if watched:
+            self._watcher.removePaths(watched)
+        try:
+            self._stamp = atomic_write(target, self.text, expect=expect, force=force)
+        except OSError:
+            if watched:
+                self._watcher.addPaths(watched)
+            raise
         if target != self.path:
             where = model_folder_of(target)
             self._folder = _ModelFolder(*where) if where is not None else None
@@ -418,8 +432,8 @@ class DocumentController(QObject):
 
     def reload_from_disk(self) -> None:
         assert self.path is not None
-        with open(self.path, "rb") as f:
-            text = f.read().decode("utf-8", "replace")
+        data, self._stamp = read_file(self.path)
+        text = data.decode("utf-8", "replace")
         self._disk_text = text
         if text != self.text:
             self.set_text(text, source="disk")

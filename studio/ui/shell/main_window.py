@@ -480,13 +480,50 @@ class MainWindow(QMainWindow):
             r = self.ask("Save", "The text does not parse: Triton will refuse it. Save anyway?")
             if r != QMessageBox.StandardButton.Yes:
                 return
+        self.save_editor(ed)
+
+    def save_editor(self, ed: ConfigEditor, force: bool = False) -> bool:
+        """Save through the safe path; a file changed on disk, a read-only file or a failing write ask what to do
+        (overwrite, reload, show the diff, Save As) and never lose the user's text. True when saved."""
+        from studio.config import FileChangedOnDisk, ReadOnlyFile, SaveError
+
+        B = QMessageBox.StandardButton
         try:
-            ed.controller.save()
-        except OSError as e:
-            QMessageBox.warning(self, "Save", f"{ed.controller.path}: {e.strerror}")
-            return
+            ed.controller.save(force=force)
+        except FileChangedOnDisk as e:
+            r = self.ask("Save", f"{e}\n\nOverwrite it with your text (Yes), or keep the file and look at the "
+                                 "difference first (No)?", B.Yes | B.No | B.Cancel)
+            if r == B.Yes:
+                return self.save_editor(ed, force=True)
+            if r == B.No and ed.controller.path and Path(ed.controller.path).exists():
+                self.show_diff(ed.controller.disk_text(), ed.controller.text, "on disk", "your edits")
+            return False
+        except ReadOnlyFile as e:
+            if self.ask("Save", f"{e}\n\nWrite it anyway?") == B.Yes:
+                return self.save_editor(ed, force=True)
+            return False
+        except (SaveError, OSError) as e:
+            text = str(e) if isinstance(e, SaveError) else f"{ed.controller.path}: {e.strerror or e}"
+            self.status.setText(text)
+            if self.ask("Save failed", f"{text}\n\nThe file is as it was. Save your text elsewhere (Save As)?") == B.Yes:
+                return self.save_editor_as(ed)
+            return False
         self._update_title(ed)
         self._rescan_timer.start()
+        return True
+
+    def save_editor_as(self, ed: ConfigEditor, path: str | None = None) -> bool:
+        if path is None:
+            path, _f = QFileDialog.getSaveFileName(self, "Save as", ed.controller.path or "config.pbtxt")
+            if not path:
+                return False
+        try:
+            ed.controller.save(path)
+        except OSError as e:
+            self.status.setText(str(e))
+            return False
+        self._update_title(ed)
+        return True
 
     def close_tab(self, index: int) -> bool:
         ed = self.tabs.widget(index)
@@ -507,8 +544,8 @@ class MainWindow(QMainWindow):
                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel)
             if r == QMessageBox.StandardButton.Cancel:
                 return False
-            if r == QMessageBox.StandardButton.Save:
-                ed.controller.save()
+            if r == QMessageBox.StandardButton.Save and not self.save_editor(ed):
+                return False  # the save failed: the tab (and the window) stay open with the text
         ed.controller.close()
         self.undo_group.removeStack(ed.controller.undo_stack)
         self.tabs.removeTab(index)
@@ -679,9 +716,9 @@ class MainWindow(QMainWindow):
         return self.repository, ed.controller.model_name, ed.controller.text, self._save_editor(ed)
 
     def _save_editor(self, ed: ConfigEditor):
-        def save() -> None:
-            ed.controller.save()
-            self._update_title(ed)
+        def save() -> None:  # Deploy's save step: the same questions as Ctrl+S; not saved stops the deploy
+            if not self.save_editor(ed):
+                raise OSError(f"{ed.controller.path}: not saved")
         return save
 
     def _go_to_line_in_current(self, line: int) -> None:
