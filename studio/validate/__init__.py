@@ -52,6 +52,12 @@ class Options:
     # version folders is a warning ("Triton will not load it until model files are present"), not an error.
     # None: decided per repository; False: always an error; True: always a warning.
     config_only_checkout: bool | None = None
+    # Backends the target server has beyond the studio's known ones (`validate --backend NAME`): no "the server
+    # must have backend 'X'" warning for them.
+    known_backends: set[str] = field(default_factory=set)
+    # The Triton release whose rules apply ("2.51": the embedded server's); rules that changed between releases
+    # follow it (studio.validate.rules.version_at_least).
+    triton_version: str = "2.51"
 
 
 @dataclass
@@ -168,7 +174,9 @@ def _validate_config(
         written=written,
         auto_complete=options.auto_complete,
         gpus=options.gpus,
-        extra_backends=options.extra_backends,
+        extra_backends=options.extra_backends | options.known_backends,
+        triton_version=options.triton_version,
+        config_only=options.config_only,
         group_origin=origin,
     )
     return cfg, False, _locate(check_config(ctx), document, where)
@@ -302,6 +310,10 @@ def model_config_and_findings(
                     'parameters["EXECUTION_ENV_PATH"]', hint="pack the environment with conda-pack and put the archive there")
         elif not os.path.isabs(env):
             add("warning", "python.execution-env", f"EXECUTION_ENV_PATH '{env}' is relative: Triton resolves it against its own working folder; start it with $$TRITON_MODEL_DIRECTORY")
+    from studio.validate.rules import check_model_folder  # Triton's loading checks that read the folder
+
+    out.extend(check_model_folder(entry.path, name, cfg, written, auto_complete=options.auto_complete,
+                                  triton_version=options.triton_version, file=file, config_only=options.config_only))
     if written.model_transaction_policy.decoupled and cfg.backend not in ("python", "") and fw is not None and not fw.decoupled:
         add("warning", "decoupled.backend", f"model '{name}' is decoupled, but the {fw.label} backend sends one response per request",
             "model_transaction_policy.decoupled")

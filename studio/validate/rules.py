@@ -8,6 +8,7 @@ uses Triton's wording. Triton stops at the first error; we report every one we f
 from __future__ import annotations
 
 import difflib
+import posixpath
 import re
 from collections import deque
 from dataclasses import dataclass, field
@@ -33,7 +34,12 @@ class Context:
     gpus: set[int] = field(default_factory=set)  # GPUs of this machine (info only: the target may differ)
     extra_backends: set[str] = field(default_factory=set)
     group_origin: list[int] = field(default_factory=list)
+    triton_version: str = "2.51"  # the release whose rules apply (see version_at_least)
+    config_only: bool = False  # no files, no server: the server's backends are unknown
     findings: list[Finding] = field(default_factory=list)
+
+    def at_least(self, version: str) -> bool:
+        return version_at_least(self.triton_version, version)
 
     def add(self, severity, rule, message, path=None, hint=None, edits=()):
         self.findings.append(
@@ -54,6 +60,18 @@ class Context:
         """With auto-complete on, backends that read the model fill in IO, dims and max_batch_size."""
         fw = framework_of(self.cfg)
         return self.auto_complete and fw is not None and fw.auto_complete
+
+
+def version_at_least(have: str, want: str) -> bool:
+    """'2.51' >= '2.50' (Triton's server version; a container tag such as '24.10' maps to 2.51)."""
+
+    def key(v: str) -> tuple[int, ...]:
+        parts = [int(x) for x in re.findall(r"\d+", v)[:3]] or [0]
+        if parts[0] >= 20:  # NGC container YY.MM: 24.10 is Triton 2.51 (one release a month since 23.01 = 2.30)
+            parts = [2, 30 + (parts[0] - 23) * 12 + (parts[1] if len(parts) > 1 else 1) - 1]
+        return tuple(parts)
+
+    return key(have) >= key(want)
 
 
 def check_config(ctx: Context) -> list[Finding]:
@@ -258,11 +276,11 @@ def check_sequence_batching(ctx: Context) -> None:
     for i, state in enumerate(sb.state):
         base = f"sequence_batching.state[{i}]"
         if not state.input_name or not state.output_name:
-            ctx.error("sequence.state-names", f"sequence batching state must specify 'input_name' and 'output_name' for {n}", base)
+            ctx.warning("sequence.state-names", f"sequence batching state must specify 'input_name' and 'output_name' for {n}", base)
         if state.data_type == DT.TYPE_INVALID:
-            ctx.error("sequence.state-type", f"sequence batching state '{state.input_name}' must specify 'data_type' for {n}", base)
+            ctx.warning("sequence.state-type", f"sequence batching state '{state.input_name}' must specify 'data_type' for {n}", base)
         if not state.dims:
-            ctx.error("sequence.state-dims", f"sequence batching state '{state.input_name}' must specify 'dims' for {n}", base)
+            ctx.warning("sequence.state-dims", f"sequence batching state '{state.input_name}' must specify 'dims' for {n}", base)
 
 
 def _check_control(ctx: Context, sb, kind, typed: bool):
@@ -618,9 +636,10 @@ def check_io(ctx: Context) -> None:
         for i, io in enumerate(ios):
             _io_shape(ctx, io, kind, i)
             if io.name in names and io.name:
-                ctx.error(
+                ctx.warning(
                     f"io.{kind}-duplicate",
-                    f"model {kind} '{io.name}' is specified more than once for {n}",
+                    f"model {kind} '{io.name}' is declared more than once in {n}: Triton {ctx.triton_version} loads "
+                    "the model and uses the first declaration",
                     f"{kind}[{i}]",
                     edits=(Edit("remove", f"{kind}[{i}]"),),
                 )
@@ -717,6 +736,15 @@ def check_instance_groups(ctx: Context) -> None:
                     f"{base}.kind" if base else "instance_group",
                     hint="use kind: KIND_CPU to run it here, or deploy to a machine with GPUs",
                 )
+            elif group.gpus and not ctx.gpus and not bad:
+                for g in group.gpus:
+                    ctx.info(
+                        "instance-group.no-gpu-here",
+                        f"instance group {gname} of model {n} specifies invalid or unsupported gpu id {g}. GPUs with at "
+                        "least the minimum required CUDA compute compatibility of 6.000000 are: (Triton on this "
+                        "machine, which has no GPU; a GPU server will take it)",
+                        f"{base}.gpus" if base else "instance_group",
+                    )
             elif ctx.gpus and not bad:
                 for g in group.gpus:
                     if g not in ctx.gpus:
@@ -728,8 +756,15 @@ def check_instance_groups(ctx: Context) -> None:
                 f"{base}.gpus",
                 edits=(Edit("clear", f"{base}.gpus"),) if base else (),
             )
-        if group.count < 0 or (base and ctx.written.instance_group[origin].count < 0):
-            ctx.error("instance-group.count", f"instance group {gname} of model {n} has a negative count", f"{base}.count")
+        if base and ctx.written.instance_group[origin].count < 0:
+            # Triton (2.51 and later) replaces a count below 1 with the default count (SetDefaultInstanceCount)
+            ctx.warning(
+                "instance-group.count",
+                f"instance group {gname} of model {n} has count {ctx.written.instance_group[origin].count}: Triton "
+                f"{ctx.triton_version} loads it with the default count ({group.count})",
+                f"{base}.count",
+                edits=(Edit("set", f"{base}.count", group.count),),
+            )
         if c.platform != "tensorrt_plan" and group.profile:
             ctx.error(
                 "instance-group.profile",
@@ -755,17 +790,22 @@ def check_instance_groups(ctx: Context) -> None:
 
 # -- backend loading ---------------------------------------------------------------------------------------
 def check_backend_files_and_runtime(ctx: Context) -> None:
-    c, _n = ctx.cfg, ctx.name
+    c, n = ctx.cfg, ctx.name
     if not c.backend:
         return
     runtime = c.runtime
     if runtime:
-        if runtime.startswith("/") or ".." in runtime.replace("\\", "/").split("/"):
+        base = runtime.replace("\\", "/").rsplit("/", 1)[-1]
+        if runtime.endswith(".py") and c.backend == "python":
+            # a Python-based backend's runtime is <backend folder>/model.py; the python backend itself has none
             ctx.error(
-                "backend.runtime-escape",
-                f"backend library name '{runtime}' escapes backend directory",
+                "backend.runtime-python",
+                f"unable to find Python backend based backend library '{runtime}' for model '{n}'"
+                if base == "model.py" else f"unable to find backend library '{runtime}' for model '{n}'",
                 "runtime",
-                hint="runtime names a file inside the backend's folder, e.g. libtriton_<backend>.so or model.py",
+                hint="remove runtime (the python backend runs <version>/model.py by itself), or name the backend "
+                "library, libtriton_python.so",
+                edits=(Edit("clear", "runtime"),),
             )
         elif runtime.endswith(".py") and c.backend not in python_based_backends():
             ctx.warning(
@@ -773,49 +813,114 @@ def check_backend_files_and_runtime(ctx: Context) -> None:
                 f"runtime '{runtime}' is a Python file, but backend '{c.backend}' is not Python-based",
                 "runtime",
             )
+        elif not runtime.startswith("/") and not posixpath.normpath(f"{c.backend}/{runtime.replace(chr(92), '/')}").startswith(f"{c.backend}/"):
+            # IsChildPathEscapingParentPath: the library must resolve inside the backend's own folder
+            # ("../python/libtriton_python.so" of backend python stays inside it and loads)
+            ctx.error(
+                "backend.runtime-escape",
+                f"backend library name '{runtime}' escapes backend directory",
+                "runtime",
+                hint=f"runtime names a file inside the backend's folder ({c.backend}/), e.g. libtriton_{c.backend}.so",
+            )
+        elif runtime.startswith("/"):
+            ctx.warning(
+                "backend.runtime-path",
+                f"runtime '{runtime}' is an absolute path: the server must have that file, else Triton refuses the "
+                f"model with \"unable to find backend library '{runtime}' for model '{n}'\"",
+                "runtime",
+            )
+        elif c.backend == "python" and base != "libtriton_python.so":
+            ctx.warning(
+                "backend.runtime-unknown",
+                f"the server must have backend library '{runtime}': without it Triton refuses the model with "
+                f"\"unable to find backend library '{runtime}' for model '{n}'\"",
+                "runtime",
+                hint="the python backend's library is libtriton_python.so",
+            )
         return
     if c.backend not in known_backends() | ctx.extra_backends:
-        ctx.error(
+        close = difflib.get_close_matches(c.backend, sorted(known_backends()), n=1)
+        # a custom backend is legitimate: only the server knows whether it has it (never an error here)
+        ctx.warning(
             "backend.unknown",
-            f"unable to find backend library for backend '{c.backend}', try specifying runtime on the model "
-            "configuration.",
+            f"the server must have backend '{c.backend}': without it Triton refuses the model with \"unable to find "
+            f"backend library for backend '{c.backend}', try specifying runtime on the model configuration.\"",
             "backend" if ctx.written.backend else None,
-            hint="check the spelling; for your own backend, install libtriton_<name>.so under the backend "
-            "directory (and tell the studio with --backend NAME)",
+            hint=(f"did you mean {close[0]}? " if close else "")
+            + "for your own backend, install libtriton_<name>.so under the server's backend directory (and tell "
+            "the studio with --backend NAME)",
+            edits=(Edit("set", "backend", close[0]),) if close and ctx.written.backend else (),
         )
 
 
+def _dt_name(dt) -> str:
+    if dt == DT.TYPE_INVALID:
+        return "<invalid>"
+    return "BYTES" if dt == DT.TYPE_STRING else DT.Name(dt)[5:]
+
+
 def check_warmup(ctx: Context) -> None:
+    """TritonModelInstance::GenerateWarmupData and the request checks each warmup request goes through."""
     c, n = ctx.cfg, ctx.name
+    inputs = {io.name: io for io in c.input}
     for i, w in enumerate(c.model_warmup):
         base = f"model_warmup[{i}]"
+        if w.batch_size == 0:
+            continue  # Triton skips a batch-0 sample
         if c.max_batch_size == 0 and w.batch_size > 1:
-            ctx.error("warmup.batch-size", f"warmup setting '{w.name}' expects batch size <= 1 for non-batching model {n}", f"{base}.batch_size")
+            group = c.instance_group[0].name if c.instance_group else n
+            ctx.error("warmup.batch-size",
+                      f"failed to run warmup sample '{w.name}': batch size {w.batch_size} for '{group}_0', max allowed is 0",
+                      f"{base}.batch_size", hint=f"model {n} does not batch (max_batch_size 0): use batch_size 1",
+                      edits=(Edit("set", f"{base}.batch_size", 1),))
         elif c.max_batch_size > 0 and w.batch_size > c.max_batch_size:
             ctx.error(
                 "warmup.batch-size",
-                f"warmup setting '{w.name}' expects batch size <= max batch size {c.max_batch_size} for {n}",
+                f"warmup setting '{w.name}' has batch size {w.batch_size} > max_batch_size {c.max_batch_size} of {n}: "
+                f"Triton {ctx.triton_version} crashes (segmentation fault) loading this model",
                 f"{base}.batch_size",
+                edits=(Edit("set", f"{base}.batch_size", c.max_batch_size),),
             )
-        inputs = {io.name for io in c.input}
         for key, inp in w.inputs.items():
             p = f'{base}.inputs["{key}"]'
-            if inputs and key not in inputs:
-                ctx.error("warmup.unknown-input", f"warmup setting '{w.name}' names input '{key}', which model {n} does not have", p)
-            if inp.WhichOneof("input_data_type") is None:
-                ctx.error(
-                    "warmup.input-data",
-                    f"warmup setting '{w.name}' input '{key}' must specify zero_data, random_data or input_data_file for {n}",
-                    p,
-                )
-            if inp.data_type == DT.TYPE_INVALID:
-                ctx.error("warmup.data-type", f"warmup setting '{w.name}' input '{key}' must specify 'data_type' for {n}", p)
             if any(d < 0 for d in inp.dims):
-                ctx.error(
-                    "warmup.dims",
-                    f"warmup setting '{w.name}' expects all variable-size dimensions are specified for input '{key}'",
-                    f"{p}.dims",
-                )
+                ctx.error("warmup.dims", f"warmup setting expects all variable-size dimensions are specified for input '{key}'", f"{p}.dims")
+                continue
+            if inp.WhichOneof("input_data_type") is None:
+                ctx.error("warmup.input-data", f"warmup setting expects input '{key}' to have input_data_type set", p,
+                          hint="add zero_data: true, random_data: true or input_data_file: \"<file in warmup/>\"",
+                          edits=(Edit("set", f"{p}.zero_data", True),))
+            io = inputs.get(key)
+            if io is None:
+                if inputs:
+                    ctx.warning("warmup.unknown-input",
+                                f"warmup setting '{w.name}' names input '{key}', which model {n} does not have: Triton "
+                                f"{ctx.triton_version} passes it as an extra tensor", p)
+                continue
+            if inp.data_type != io.data_type and io.data_type != DT.TYPE_INVALID:
+                ctx.error("warmup.data-type",
+                          f"inference input '{key}' data-type is '{_dt_name(inp.data_type)}', but model '{n}' expects "
+                          f"'{_dt_name(io.data_type)}'", f"{p}.data_type",
+                          edits=(Edit("set", f"{p}.data_type", DT.Name(io.data_type)),))
+            if io.dims and not io.HasField("reshape"):
+                want = ([-1] if c.max_batch_size > 0 else []) + list(io.dims)
+                got = ([1] if c.max_batch_size > 0 else []) + list(inp.dims)
+                if len(want) != len(got) or any(a != -1 and a != b for a, b in zip(want, got)):
+                    ctx.error("warmup.shape",
+                              f"unexpected shape for input '{key}' for model '{n}'. Expected "
+                              f"[{','.join(map(str, want))}], got [{','.join(map(str, got))}]", f"{p}.dims",
+                              hint="warmup dims leave out the batch dimension" if c.max_batch_size > 0 else None)
+        if inputs:
+            given = [k for k in w.inputs if k in inputs]
+            required = [io.name for io in c.input if not io.optional]
+            missing = [k for k in required if k not in w.inputs]
+            if missing:
+                def lst(xs):
+                    return "[" + ", ".join(f"'{x}'" for x in xs) + "]"
+                ctx.error("warmup.missing-input",
+                          f"expected {len(required)} inputs but got {len(given)} inputs for model '{n}'. Got input(s) "
+                          f"{lst(given)}, but missing required input(s) {lst(missing)}. Please provide all required input(s).",
+                          f"{base}.inputs" if w.inputs else base)
 
 
 # -- framework conventions ---------------------------------------------------------------------------------
@@ -874,3 +979,80 @@ def check_conventions(ctx: Context) -> None:
                     f"{kind} '{acc.name}' does not apply to {fw.label} models (valid: {ok})",
                     f"optimization.execution_accelerators.{kind}[{i}].name",
                 )
+
+
+# -- checks that read the model folder (Triton's model loading, the python backend) ---------------------------
+_AUTO_COMPLETE_DEF = re.compile(r"^\s*def\s+auto_complete_config\s*\(", re.M)
+
+
+def check_model_folder(model_dir, name: str, cfg: pb.ModelConfig, written: pb.ModelConfig, *, auto_complete: bool = True,
+                       triton_version: str = "2.51", file: str | None = None, config_only: bool = False) -> list[Finding]:
+    """What Triton finds wrong while loading the model from its folder: python auto-complete without
+    auto_complete_config, warmup data files, label files, EXECUTION_ENV_PATH. model_dir: the model's folder."""
+    from pathlib import Path
+
+    out: list[Finding] = []
+    if model_dir is None or config_only:
+        return out
+    model_dir = Path(model_dir)
+
+    def add(sev, rule, msg, path=None, hint=None):
+        out.append(Finding(sev, rule, msg, path=path, hint=hint, file=file, model=name))
+
+    # python backend: with no auto_complete_config in model.py, nothing fills in data_type and dims
+    if cfg.backend == "python" and auto_complete and cfg.platform != "ensemble":
+        versions = sorted((p for p in model_dir.iterdir() if p.is_dir() and p.name.isdigit() and not p.name.startswith("0")),
+                          key=lambda p: int(p.name)) if model_dir.is_dir() else []
+        src = None
+        for v in versions[::-1][:1]:
+            f = v / (cfg.default_model_filename or "model.py")
+            try:
+                src = f.read_text(errors="replace")
+            except OSError:
+                src = None
+        if src is not None and not _AUTO_COMPLETE_DEF.search(src):
+            strict = Context(name=cfg.name, cfg=cfg, written=written, auto_complete=False)
+            check_io(strict)
+            for f in strict.findings:
+                if f.severity == "error" and f.rule.split("-")[-1] in ("type", "dims") and f.rule.startswith("io."):
+                    f.file = file
+                    f.hint = (f.hint + "; " if f.hint else "") + (
+                        "model.py defines no auto_complete_config, so the python backend fills in nothing")
+                    out.append(f)
+    # warmup data files (Triton reads <model>/warmup/<file> when it creates each instance)
+    for i, w in enumerate(cfg.model_warmup):
+        for key, inp in w.inputs.items():
+            if inp.WhichOneof("input_data_type") != "input_data_file":
+                continue
+            p = f'model_warmup[{i}].inputs["{key}"].input_data_file'
+            path = model_dir / "warmup" / inp.input_data_file
+            if not path.is_file():
+                add("error", "warmup.data-file",
+                    f"failed to open text file for read {name}/warmup/{inp.input_data_file}: No such file or directory", p,
+                    hint=f"put the raw bytes in {name}/warmup/{inp.input_data_file}")
+                continue
+            size = _byte_size(inp.data_type, inp.dims)
+            if inp.data_type != DT.TYPE_STRING and size is not None and size > path.stat().st_size:
+                add("error", "warmup.data-file",
+                    f"warmup setting expects {size} bytes, but the data provided from {inp.input_data_file}only has "
+                    f"{path.stat().st_size} bytes", p)
+    # EXECUTION_ENV_PATH: an absolute path that does not exist
+    env = cfg.parameters["EXECUTION_ENV_PATH"].string_value if "EXECUTION_ENV_PATH" in cfg.parameters else ""
+    if env.startswith("/") and not Path(env).exists():
+        add("error", "python.execution-env", f"Failed to get the canonical path for {env}.",
+            'parameters["EXECUTION_ENV_PATH"]', hint="the path is read on the server's machine: check it exists there")
+    return out
+
+
+_DT_SIZE = {DT.TYPE_BOOL: 1, DT.TYPE_UINT8: 1, DT.TYPE_INT8: 1, DT.TYPE_UINT16: 2, DT.TYPE_INT16: 2, DT.TYPE_FP16: 2,
+            DT.TYPE_BF16: 2, DT.TYPE_UINT32: 4, DT.TYPE_INT32: 4, DT.TYPE_FP32: 4, DT.TYPE_UINT64: 8, DT.TYPE_INT64: 8,
+            DT.TYPE_FP64: 8}
+
+
+def _byte_size(dt, dims) -> int | None:
+    if dt not in _DT_SIZE or any(d < 0 for d in dims):
+        return None
+    n = _DT_SIZE[dt]
+    for d in dims:
+        n *= d
+    return n
