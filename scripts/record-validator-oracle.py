@@ -95,7 +95,7 @@ class Server:
             time.sleep(0.3)
             new = self.rt.logs.lines()[-max(0, self.rt.logs.total - mark):] if self.rt.logs.total > mark else []
             if not self.alive():
-                verdict, message = "refused", "the server crashed (exit code %s)" % self.rt._proc.returncode
+                verdict, message = "refused", f"the server crashed (exit code {self.rt._proc.returncode})"
             elif "Deadline Exceeded" in api or time.monotonic() - t0 >= timeout_s - 0.5:
                 verdict, message = "refused", f"still LOADING after {timeout_s:.0f} s"
             else:
@@ -114,6 +114,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--only", help="comma-separated case ids")
+    ap.add_argument("--merge", action="store_true", help="keep the other cases of an existing --out file")
     ap.add_argument("--timeout", type=float, default=40.0, help="seconds one load may take")
     args = ap.parse_args()
     version = EmbeddedServer.find().triton_version()
@@ -144,6 +145,9 @@ def main() -> int:
                     server.start()
         finally:
             server.stop()
+    if args.merge and out.exists():
+        old = json.loads(out.read_text())
+        results = {**old["cases"], **results}
     data = {"triton_version": version, "seed": SEED, "generator": "tests/validate/oracle/cases.py",
             "recorded": time.strftime("%Y-%m-%d"), "cases": results}
     out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")

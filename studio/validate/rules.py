@@ -1036,6 +1036,12 @@ def check_model_folder(model_dir, name: str, cfg: pb.ModelConfig, written: pb.Mo
                 add("error", "warmup.data-file",
                     f"warmup setting expects {size} bytes, but the data provided from {inp.input_data_file}only has "
                     f"{path.stat().st_size} bytes", p)
+    # label files: Triton reads <model>/<label_filename> when it loads the model
+    for i, io in enumerate(cfg.output):
+        if io.label_filename and not (model_dir / io.label_filename).is_file():
+            add("error", "io.label-file",
+                f"failed to open text file for read {name}/{io.label_filename}: No such file or directory",
+                f"output[{i}].label_filename", hint=f"put the labels, one a line, in {name}/{io.label_filename}")
     # EXECUTION_ENV_PATH: an absolute path that does not exist
     env = cfg.parameters["EXECUTION_ENV_PATH"].string_value if "EXECUTION_ENV_PATH" in cfg.parameters else ""
     if env.startswith("/") and not Path(env).exists():

@@ -151,7 +151,7 @@ CASES = {
 }
 # Rules that need a repository (files, several models): covered in test_repository_rules.py.
 REPOSITORY_RULES = {
-    "backend.undetermined", "backend.from-files", "warmup.data-file", "decoupled.backend", "python.execution-env", "syntax",
+    "backend.undetermined", "backend.from-files", "warmup.data-file", "io.label-file", "decoupled.backend", "python.execution-env", "syntax",
     "ensemble.batch-size", "ensemble.circular", "ensemble.decoupled-branches", "ensemble.tensor-shape",
     "ensemble.tensor-type", "ensemble.unknown-input", "ensemble.unknown-output", "ensemble.unmapped-input",
     "ensemble.missing-models", "ensemble.required-version", "repository.cc-model-file", "repository.empty-version",

@@ -186,6 +186,7 @@ def _python_cases(rng: random.Random) -> list[Case]:
                                                           extra=W.format(bs=1, key="INPUT0", dt="TYPE_FP32", dims="4", data="zero_data: true")))
     add("py_warmup_nonbatch_bs2", "warmup", py_config(None, mbs=0, io=IO.format(dt="TYPE_FP32", dims="4"),
                                                       extra=W.format(bs=2, key="INPUT0", dt="TYPE_FP32", dims="4", data="zero_data: true")))
+    add("py_warmup_extra_input", "warmup", py_config(None, extra='model_warmup [ { name: "w" batch_size: 1 inputs [ { key: "INPUT0" value: { data_type: TYPE_FP32 dims: [ 4 ] zero_data: true } }, { key: "NOPE" value: { data_type: TYPE_FP32 dims: [ 4 ] zero_data: true } } ] } ]'))
     add("py_warmup_bs_gt_max", "warmup", py_config(None, mbs=2, extra=W.format(bs=4, key="INPUT0", dt="TYPE_FP32", dims="4", data="zero_data: true")))
     # -- model files
     add("py_default_filename_missing", "model-files", py_config(None, extra='default_model_filename: "main.py"'))
@@ -194,8 +195,8 @@ def _python_cases(rng: random.Random) -> list[Case]:
     add("py_wrong_file", "model-files", py_config(None), {"1/model.pyc.txt": "x"})
     add("py_extra_files", "model-files", py_config(None), v1(**{"1/notes.txt": "hello", "README.md": "x", "1/sub/x.txt": "y"}))
     add("py_default_filename_ok", "model-files", py_config(None, extra='default_model_filename: "main.py"'), {"1/main.py": model_py()})
-    add("py_label_missing", "model-files", py_config(None, io=IO.format(dt="TYPE_FP32", dims="4").replace('dims: [ 4 ] } ]\n', 'dims: [ 4 ] label_filename: "labels.txt" } ]\n')))
-    add("py_label_ok", "model-files", py_config(None, io=IO.format(dt="TYPE_FP32", dims="4").replace('dims: [ 4 ] } ]\n', 'dims: [ 4 ] label_filename: "labels.txt" } ]\n')),
+    add("py_label_missing", "model-files", py_config(None, io=IO.format(dt="TYPE_FP32", dims="4").replace('"OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ]', '"OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] label_filename: "labels.txt"')))
+    add("py_label_ok", "model-files", py_config(None, io=IO.format(dt="TYPE_FP32", dims="4").replace('"OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ]', '"OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] label_filename: "labels.txt"')),
         v1(**{"labels.txt": "a\nb\nc\nd\n"}))
     add("py_version_zero_padded", "model-files", py_config(None), {"01/model.py": model_py()})
     add("py_env_abs_missing", "model-files", py_config(None, extra='parameters { key: "EXECUTION_ENV_PATH" value: { string_value: "/nonexistent/env.tar.gz" } }'))
