@@ -242,6 +242,7 @@ def cmd_validate(args) -> int:
         auto_complete=not args.disable_auto_complete_config,
         config_only=args.config_only or Path(args.path).is_file(),
         extra_backends=set(args.backend or []),
+        triton_version=args.triton_version,
     )
     from studio.validate import local_gpus
 
@@ -764,6 +765,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--format", choices=("text", "json"), default="text")
     v.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     v.add_argument("--backend", action="append", metavar="NAME", help="a custom backend the server has (repeatable)")
+    v.add_argument("--triton-version", default="2.51", metavar="X.Y",
+                   help="the Triton release whose rules apply (2.51, or a container tag such as 24.10)")
     v.set_defaults(func=cmd_validate)
     d = sub.add_parser("diff", help="semantic diff of two configs (files or model folders)")
     d.add_argument("a", metavar="A")

@@ -83,3 +83,24 @@ def test_diff_cli(tmp_path):
     assert r.returncode == 0 and r.stdout.strip() == "~ instance_group[0].count [instances]: 1 -> 3"
     r = run("diff", str(a), str(b), "--category", "io", "--format", "json")
     assert json.loads(r.stdout) == []
+
+
+def test_a_custom_backend_is_a_warning_and_backend_silences_it(tmp_path):
+    import subprocess
+    import sys
+
+    m = tmp_path / "repo" / "diffusion_model"
+    (m / "1").mkdir(parents=True)
+    (m / "1" / "model.bin").write_bytes(b"x")
+    (m / "config.pbtxt").write_text('backend: "diffusion"\nmax_batch_size: 0\n'
+                                    'input [ { name: "x" data_type: TYPE_FP32 dims: [ 1 ] } ]\n'
+                                    'output [ { name: "y" data_type: TYPE_FP32 dims: [ 1 ] } ]\n')
+
+    def run(*extra):
+        return subprocess.run([sys.executable, "-m", "studio.cli", "validate", str(m / "config.pbtxt"), *extra],
+                              capture_output=True, text=True)
+
+    r = run()
+    assert r.returncode == 0 and "warning" in r.stdout and "diffusion" in r.stdout, r.stdout + r.stderr
+    r = run("--backend", "diffusion", "--triton-version", "24.10")
+    assert r.returncode == 0 and "diffusion" not in r.stdout, r.stdout
