@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from studio.tuning.session import aggregate, within
+from studio.tuning.session import stable_tail
 
 
 @dataclass
@@ -100,15 +100,10 @@ class SteadyDetector:
         if s.t_start >= self.since and s.throughput > 0:
             self.samples.append(s)
         per = max(1, round(self.window_s / self.period_s))
-        usable = self.samples[1:]  # the first window mixes in the switch-over
-        windows = [aggregate(usable[i:i + per]) for i in range(0, len(usable) - per + 1, per)]
-        if len(windows) >= self.stable_windows:
-            last = windows[-self.stable_windows:]
-            tps = [w["throughput"] for w in last]
-            p99 = [w["p99_ms"] for w in last if w["p99_ms"] is not None]
-            if within(tps, self.tolerance) and len(p99) == len(last) and within(p99, self.tolerance):
-                self.result = self._figures(last, True, s.t)
-                return self.result
+        windows, last = stable_tail(self.samples, per, self.stable_windows, self.tolerance)
+        if last is not None:
+            self.result = self._figures(last, True, s.t)
+            return self.result
         if s.t - self.since > self.budget_s:
             self.result = self._figures(windows[-self.stable_windows:], False, s.t)
         return self.result

@@ -83,6 +83,22 @@ def within(values: list[float], tolerance: float) -> bool:
     return hi <= lo * (1 + tolerance) if lo > 0 else hi == lo
 
 
+def stable_tail(samples: list[Sample], per_window: int, stable_windows: int, tolerance: float
+                ) -> tuple[list[dict], list[dict] | None]:
+    """perf_analyzer's stability criterion over samples taken since a change: windows of `per_window` samples
+    (the first sample skipped: it mixes in the switch-over), and the last `stable_windows` of them when their
+    throughput and p99 agree within `tolerance`, else None."""
+    usable = samples[1:]
+    windows = [aggregate(usable[i:i + per_window]) for i in range(0, len(usable) - per_window + 1, per_window)]
+    if len(windows) >= stable_windows:
+        last = windows[-stable_windows:]
+        tps = [w["throughput"] for w in last]
+        p99 = [w["p99_ms"] for w in last if w["p99_ms"] is not None]
+        if within(tps, tolerance) and len(p99) == len(last) and within(p99, tolerance):
+            return windows, last
+    return windows, None
+
+
 class TuningSession:
     def __init__(self, client, model: str, document: ConfigDocument, sampler, *, window_s: float = 1.0,
                  tolerance: float = 0.10, stable_windows: int = 3) -> None:
@@ -130,15 +146,9 @@ class TuningSession:
         windows: list[dict] = []
         while time.monotonic() < deadline:
             fresh = [s for s in list(self.sampler.samples) if s.t_start >= since and s.throughput > 0]
-            # the first window after the change holds the first requests served by the new config: skip it
-            usable = fresh[1:]
-            windows = [aggregate(usable[i:i + per_window]) for i in range(0, len(usable) - per_window + 1, per_window)]
-            if len(windows) >= self.stable_windows:
-                last = windows[-self.stable_windows:]
-                tps = [w["throughput"] for w in last]
-                p99 = [w["p99_ms"] for w in last if w["p99_ms"] is not None]
-                if within(tps, self.tolerance) and len(p99) == len(last) and within(p99, self.tolerance):
-                    return self._steady(last, True, len(windows), time.monotonic() - t_change)
+            windows, last = stable_tail(fresh, per_window, self.stable_windows, self.tolerance)
+            if last is not None:
+                return self._steady(last, True, len(windows), time.monotonic() - t_change)
             if not self.sampler.loadgen.running:
                 break
             time.sleep(self.sampler.period_s / 2)

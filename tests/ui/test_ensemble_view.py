@@ -7,6 +7,7 @@ import itertools
 
 import pytest
 
+from studio.ui.common.colors import contrast as _contrast
 from tests.conftest import CORPUS
 from tests.ui.conftest import shot
 from tests.ui.test_browser_defects import dark
@@ -26,15 +27,6 @@ def _view(qtbot, path, size=(1280, 800)):
     view.show()
     qtbot.waitExposed(view)
     return view
-
-
-def _contrast(a, b) -> float:
-    def lum(c):
-        def ch(v):
-            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
-        return 0.2126 * ch(c.redF()) + 0.7152 * ch(c.greenF()) + 0.0722 * ch(c.blueF())
-    hi, lo = sorted((lum(a), lum(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
 
 
 def test_the_corpus_has_tutorial_ensembles():

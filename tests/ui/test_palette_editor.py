@@ -12,21 +12,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
+from studio.ui.common.colors import contrast
 from tests.conftest import scaled
 from tests.ui.conftest import open_repo, shot
 
 pytestmark = pytest.mark.gui
 
 R = QPalette.ColorRole
-
-
-def contrast(a: QColor, b: QColor) -> float:
-    def lum(c):
-        def ch(v):
-            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
-        return 0.2126 * ch(c.redF()) + 0.7152 * ch(c.greenF()) + 0.0722 * ch(c.blueF())
-    hi, lo = sorted((lum(a), lum(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
 
 
 def dark_palette() -> QPalette:
