@@ -710,13 +710,9 @@ def cmd_tune(args) -> int:
         if not args.config:
             print("tune: --write needs --config PATH (the model's config.pbtxt)", file=sys.stderr)
             return 2
-        for path, value in b.point.edits().items():
-            if path.startswith("instance_group") and not doc.has("instance_group[0]"):
-                doc.set("instance_group", [{"count": value}])
-            elif path == "dynamic_batching.preferred_batch_size" and not value:
-                doc.clear(path)
-            else:
-                doc.set(path, value)
+        from studio.tuning.controls import apply_edits
+
+        apply_edits(doc, b.point.edits())  # the same write-back as the dashboard's Keep
         from studio.config import SaveError
 
         try:
