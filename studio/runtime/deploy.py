@@ -202,7 +202,7 @@ def validate_document(repository: str | Path, model: str, text: str | None):
     try:
         doc = ConfigDocument.parse(text)
     except ParseError as e:
-        return None, [Finding("error", "syntax", e.message, None, e.hint, file=str(cfg), line=e.line, column=e.column, model=model)]
+        return None, [Finding.from_parse_error(e, file=str(cfg), model=model)]
     entry = scan_model(folder, Path(repository))
     entry.document, entry.error, entry.read_error = doc, None, None
     entry.config = cfg
