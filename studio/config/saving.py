@@ -9,7 +9,9 @@ What it promises about the file at `path`:
 - **Hard links are kept, never split**: a file with `st_nlink > 1` (or one whose owner the current user cannot
   give back to a new file) is written *in place*, after a backup copy in the same folder; a failed in-place write
   is undone from the backup (if even that fails, the error names the backup, which is then kept).
-- **Owner, group and mode are kept** (chown when permitted, else the in-place write above keeps them).
+- **Owner, group and mode are kept** (chown when permitted, else the in-place write above keeps them), and so
+  are the POSIX ACL and `user.*` extended attributes (copied to the temporary file before the rename; where one
+  cannot be set there, the file is written in place as for hard links).
 - **Read-only files are refused** (`ReadOnlyFile`) unless `force=True`.
 - **Changes since the file was read are refused** (`FileChangedOnDisk`) unless `force=True`: give the
   `FileStamp` taken when it was read (`read_file`, or `ConfigDocument.load`'s `doc.disk_stamp`). The check runs
@@ -277,6 +279,12 @@ def safe_write(
             os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_umask())
         except OSError as e:
             raise SaveError(shown, "cannot keep the file's mode", _reason(e), e.errno) from None
+        if st is not None and not _copy_xattrs(target, fd):
+            # an ACL or extended attribute that cannot be given to a new file: keep them by writing in place
+            os.close(fd)
+            fd = -1
+            os.unlink(tmp)
+            return _write_in_place(shown, target, data, st, expect if check else None)
         written = os.fstat(fd)
         os.close(fd)
         fd = -1
@@ -306,6 +314,31 @@ def safe_write(
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+# the extended attributes a save carries over: user data (user.*) and the POSIX ACL (an xattr on Linux); not
+# security.* (an SELinux label belongs to where the file is, and the kernel labels the new file) nor trusted.*
+_KEPT_XATTRS = ("user.", "system.posix_acl_access")
+
+
+def _copy_xattrs(source: str, fd: int) -> bool:
+    """Give the open file `fd` the POSIX ACL and user.* xattrs of `source` (before the rename). True when done
+    (or there was nothing to copy, or the system has no xattrs); False when one could not be set."""
+    if not hasattr(os, "listxattr"):  # pragma: no cover - not Linux
+        return True
+    try:
+        names = os.listxattr(source)
+    except OSError:  # no xattr support on this file system (ENOTSUP) or the file is unreadable: nothing to keep
+        return True
+    for name in names:
+        if not name.startswith(_KEPT_XATTRS):
+            continue
+        try:
+            value = os.getxattr(source, name)
+            os.setxattr(fd, name, value)
+        except OSError:
+            return False
+    return True
 
 
 def _umask() -> int:
