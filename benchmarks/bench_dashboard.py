@@ -63,13 +63,13 @@ def main() -> int:
         #    headless, window, headless, window; 2. the stall monitor runs while the window's load and plots run
         reqs = synthesize("batched_sleep", doc.to_message())
         LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=32, duration_s=2)).run()  # warm-up
-        dash = TuningDashboard(ep.grpc, "batched_sleep", doc, client, concurrency=32)
+        dash = TuningDashboard(ep.grpc, "batched_sleep", doc, client, concurrency=32, server_pid=rt.pid)
         dash.resize(1280, 800)
         dash.show()
         pump(4.0)
         rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
         seconds = float(os.environ.get("BENCH_SECONDS", "8"))
-        headless, window, stalls = [], [], []
+        headless, window, stalls, cpu = [], [], [], []
         for _ in range(rounds):
             dash.engine.stop()
             pump(1.0)
@@ -79,7 +79,9 @@ def main() -> int:
             pump(1.5)  # the first windows of a restarted load
             dash.stalls.reset()
             n0 = dash.series.total
+            c0, w0 = time.process_time(), time.monotonic()
             pump(seconds)
+            cpu.append(100 * (time.process_time() - c0) / (time.monotonic() - w0))
             k = dash.series.total - n0
             tp = dash.series.column("throughput")[-k:]
             window.append(float(tp[tp == tp].mean()))
@@ -89,6 +91,8 @@ def main() -> int:
         ratio = sum(window) / sum(headless)
         print(f"in-window load: {sum(window) / rounds:,.0f} infer/s vs headless {sum(headless) / rounds:,.0f} infer/s = "
               f"{ratio:.3f}x over {rounds} alternating rounds of {seconds:.0f} s (goal >= 0.95x)")
+        print(f"the window's process (UI, plots, sample reader; the load runs in its own process): "
+              f"{', '.join(f'{c:.0f}' for c in cpu)} % of a core per round")
         print(f"longest event-loop stall while plotting at 4 Hz with load: {max(stalls):.0f} ms "
               f"(per round: {', '.join(f'{x:.0f}' for x in stalls)}; goal < 50 ms)")
         # 1. slider release -> first sample of the new config

@@ -75,6 +75,42 @@ def failure_text(e: Exception) -> str:
     return " ".join(str(text).split())
 
 
+def process_tree_rss_mb(pid: int) -> float | None:
+    """RSS of a process and its descendants in MB (Linux /proc; None when the process is gone or unreadable):
+    tritonserver and its backend stubs (the python backend runs one process per instance)."""
+    import os
+
+    try:
+        children: dict[int, list[int]] = {}
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+            children.setdefault(ppid, []).append(int(name))
+        total, todo, seen = 0, [pid], set()
+        while todo:
+            p = todo.pop()
+            if p in seen:
+                continue
+            seen.add(p)
+            try:
+                with open(f"/proc/{p}/statm", "rb") as f:
+                    total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            except OSError:
+                if p == pid:
+                    return None
+                continue
+            todo.extend(children.get(p, []))
+        return total / 1e6
+    except (OSError, ValueError):
+        return None
+
+
 class RemoteLoad:
     """The parent's view of the load generator in the child: what TuningSession and the search call."""
 
@@ -122,8 +158,10 @@ class LiveEngine:
                  concurrency: int | None = 16, rate: float | None = None, poisson: bool = False,
                  requests: list[bytes] | None = None, shapes: dict[str, list[int]] | None = None,
                  input_data: str | None = None, period_s: float = 0.25, steady_budget_s: float = 30.0,
-                 in_process: bool = False) -> None:
+                 in_process: bool = False, server_pid: int | None = None) -> None:
         self.in_process = in_process
+        self.server_pid = server_pid  # the Triton process (embedded, or a container's on this host): its RSS
+        self.memory_source: str | None = None  # "rss" | "gpu" once known
         self._proc: LoadProcess | None = None
         self._proc_running = False
         self.load_error: str | None = None  # the child's last error (e.g. it could not start the load)
@@ -155,6 +193,7 @@ class LiveEngine:
         self._metrics_n = 0
         self._metrics_ok = True
         self._last_util: tuple[float | None, float | None] = (None, None)
+        self._last_rss: float | None = None
         self._shape = None
         self._shape_stop = threading.Event()
         self._shape_thread: threading.Thread | None = None
@@ -372,10 +411,17 @@ class LiveEngine:
                 pass
 
     def _metrics(self, s: Sample) -> None:
+        self._metrics_n += 1
+        due = self._metrics_n % self._metrics_every == 1
+        if self.server_pid is not None:
+            if due:
+                self._last_rss = process_tree_rss_mb(self.server_pid)
+                if self._last_rss is not None:
+                    self.memory_source = "rss"
+            s.server_rss_mb = self._last_rss
         if self.client is None or not self._metrics_ok:
             return
-        self._metrics_n += 1
-        if self._metrics_n % self._metrics_every == 1:
+        if due:
             try:
                 m = self.client.metrics()
             except Exception:  # noqa: BLE001 - no metrics endpoint: nothing to plot there
@@ -384,13 +430,16 @@ class LiveEngine:
             util, mem = m.get("nv_gpu_utilization"), m.get("nv_gpu_memory_used_bytes")
             if util or mem:
                 self.util_source = "gpu"
+                if mem and self.memory_source is None:
+                    self.memory_source = "gpu"
                 self._last_util = (100 * sum(v for _, v in util) / len(util) if util else None,
                                    sum(v for _, v in mem) / 1e6 if mem else None)
             else:
                 cu, cm = m.get("nv_cpu_utilization"), m.get("nv_cpu_memory_used_bytes")
                 if cu or cm:
                     self.util_source = "cpu"
-                    self._last_util = (100 * cu[0][1] if cu else None, cm[0][1] / 1e6 if cm else None)
+                    # nv_cpu_memory_used_bytes is the host's memory, not the server's: not plotted as such
+                    self._last_util = (100 * cu[0][1] if cu else None, None)
                 else:
                     self._metrics_ok = False
         s.gpu_utilization, s.gpu_memory_used_mb = self._last_util
@@ -456,7 +505,8 @@ class LiveEngine:
                                      shapes=self.shapes)
 
 
-__all__ = ["Change", "EngineSession", "InputError", "LiveEngine", "RemoteLoad", "RemoteSampler", "failure_text"]
+__all__ = ["Change", "EngineSession", "InputError", "LiveEngine", "RemoteLoad", "RemoteSampler", "failure_text",
+           "process_tree_rss_mb"]
 
 
 class EngineSession(TuningSession):

@@ -37,6 +37,7 @@ class Sample:
     batch_sizes: dict[int, int] = field(default_factory=dict)  # batch size -> executions in the window
     gpu_utilization: float | None = None
     gpu_memory_used_mb: float | None = None
+    server_rss_mb: float | None = None  # RSS of the server's process tree (when the studio knows its pid)
     concurrency: int | None = None
     # the window's latency histogram, sparse ((bucket, count), ...); kept for recent samples only, so that a
     # measurement over several windows has exact percentiles without the ring buffer growing

@@ -29,7 +29,8 @@ def sample_row(s) -> dict:
         "compute_us": us(s.compute_input_ms, s.compute_infer_ms, s.compute_output_ms),
         "avg_batch_size": s.avg_batch_size,
         "util": s.gpu_utilization,
-        "mem_mb": s.gpu_memory_used_mb,
+        # the server's memory: RSS of the Triton process tree when the studio knows its pid, else the GPU's
+        "mem_mb": s.server_rss_mb if getattr(s, "server_rss_mb", None) is not None else s.gpu_memory_used_mb,
     }
 
 

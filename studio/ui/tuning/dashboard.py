@@ -137,7 +137,8 @@ class TuningDashboard(QWidget):
     def __init__(self, target: str, model: str, document: ConfigDocument, client=None, *,
                  keep: Callable[[dict], None] | None = None, concurrency: int | None = 16, rate: float | None = None,
                  poisson: bool = False, budget_ms: float = 50.0, autostart: bool = True,
-                 debounce_s: float = 0.4, steady_budget_s: float = 15.0, parent: QWidget | None = None) -> None:
+                 debounce_s: float = 0.4, steady_budget_s: float = 15.0, server_pid: int | None = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("tuningDashboard")
         self.model = model
@@ -146,7 +147,8 @@ class TuningDashboard(QWidget):
         self._keep = keep
         self.working = ConfigDocument.parse(document.text)  # the settings the controls show
         self.engine = LiveEngine(target, model, ConfigDocument.parse(document.text), client,
-                                 concurrency=concurrency, rate=rate, poisson=poisson, steady_budget_s=steady_budget_s)
+                                 concurrency=concurrency, rate=rate, poisson=poisson, steady_budget_s=steady_budget_s,
+                                 server_pid=server_pid)
         self.series = RingSeries()
         self.coordinator = ReloadCoordinator(debounce_s=debounce_s)
         self.specs = control_specs(self.working)
@@ -170,9 +172,8 @@ class TuningDashboard(QWidget):
         self._reload_timer = QTimer(self)
         self._reload_timer.setSingleShot(True)
         self._reload_timer.timeout.connect(self._start_reload)
-        self._redraw_timer = QTimer(self)
+        self._redraw_timer = QTimer(self)  # runs only while plots are stale (no wake-ups between samples)
         self._redraw_timer.timeout.connect(self._redraw_tick)
-        self._redraw_timer.start(REDRAW_MS)
         self.stalls = StallMonitor(self)
         self._refresh_controls()
 
@@ -643,6 +644,8 @@ class TuningDashboard(QWidget):
     def _on_sample(self, s) -> None:
         self.series.append(self.engine.rel(s.t), sample_row(s))
         self._dirty = True
+        if not self._redraw_timer.isActive() and not self._closing:
+            self._redraw_timer.start(REDRAW_MS)
 
     def _on_steady(self, change: Change) -> None:
         self.results.update_change(change)
@@ -653,8 +656,8 @@ class TuningDashboard(QWidget):
             self._dirty = False
             self._update_labels()
             self.plots.mark_stale()
-        if self.plots.stale:
-            self.plots.redraw_step()
+        if not (self.plots.stale and self.plots.redraw_step()):
+            self._redraw_timer.stop()
 
     def _redraw(self) -> None:
         """Every plot at once (tests, exports)."""
@@ -663,7 +666,7 @@ class TuningDashboard(QWidget):
         self.plots.redraw()
 
     def _update_labels(self) -> None:
-        self.plots.set_util_source(self.engine.util_source)
+        self.plots.set_util_source(self.engine.util_source, self.engine.memory_source)
         text = f"failed requests: {self.engine.errors_total}"
         if self.errors_label.text() != text:
             self.errors_label.setText(text)

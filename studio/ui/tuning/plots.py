@@ -31,6 +31,31 @@ def _is_dark(pal: QPalette) -> bool:
     return pal.color(QPalette.ColorRole.Window).lightness() < 128
 
 
+def peak_downsample(t: np.ndarray, y: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """At most ~limit points: each run of k samples becomes its min and its max (pyqtgraph's "peak" mode, once
+    per new sample instead of on every view change). NaN stays NaN (a gap) only where a whole run is NaN."""
+    n = len(t)
+    if n <= limit or limit < 4:
+        return t, y
+    k = int(np.ceil(n / (limit // 2)))
+    m = n // k
+    head = slice(0, m * k)
+    yy = y[head].reshape(m, k)
+    lo = np.fmin.reduce(yy, axis=1)
+    hi = np.fmax.reduce(yy, axis=1)
+    tt = t[head].reshape(m, k)
+    t2 = np.empty(2 * m)
+    y2 = np.empty(2 * m)
+    t2[0::2] = tt[:, 0]
+    t2[1::2] = tt[:, -1]
+    y2[0::2] = lo
+    y2[1::2] = hi
+    if m * k < n:
+        t2 = np.concatenate([t2, t[m * k:]])
+        y2 = np.concatenate([y2, y[m * k:]])
+    return t2, y2
+
+
 class LivePlots(QWidget):
     """Six linked plots over a RingSeries, with markers and a p99 budget line."""
 
@@ -66,13 +91,14 @@ class LivePlots(QWidget):
             p.setTitle(p.titleLabel.text, **small)
             p.titleLabel.setMaximumHeight(16)
             p.layout.setRowFixedHeight(0, 16)
-            p.setClipToView(True)
-            p.setDownsampling(auto=True, mode="peak")
-            # grid lines in an opaque colour between background and text: pyqtgraph's translucent grid made
-            # every axis repaint ~10 ms (alpha-blended lines over the whole plot)
+            # no clip-to-view or auto-downsampling in pyqtgraph: both recompute every curve whenever the x range
+            # moves (and the linked range moves all six plots at once); the series hands over only the window's
+            # slice, and _update_plot peak-downsamples it to ~2 points per pixel itself (peak_downsample)
+            # no grid: pyqtgraph draws the grid as part of each axis' picture over the whole plot, so every curve
+            # update repainted both axes (QPicture.play of lines and tick text, ~3 ms each, 5 per update: the
+            # biggest cost of the live view in the profile)
             for ax in ("left", "bottom"):
                 axis = p.getAxis(ax)
-                axis.setGrid(255)
                 axis.setPen(pg.mkPen(self._grid_color, width=1))
                 axis.setTextPen(pg.mkPen(self._fg))
             p.setMenuEnabled(False)
@@ -81,10 +107,15 @@ class LivePlots(QWidget):
             p.getAxis("bottom").setHeight(20)
             for ax in ("left", "bottom"):
                 p.getAxis(ax).setStyle(tickFont=self._tick_font, tickTextOffset=2)
-            # x ranges are set per plot from the same clock (setXLink would repaint all six in one event-loop
-            # turn: see redraw_step); mouse scaling is off, so they stay aligned
-            p.enableAutoRange(axis="y", enable=True)
+            # y ranges are ours (see _fit_y): pyqtgraph's auto-range recomputed the bounds and re-rendered the
+            # left axis on every setData
+            p.enableAutoRange(axis="y", enable=False)
+            p.enableAutoRange(axis="x", enable=False)
             p.setMouseEnabled(x=False, y=False)
+            if p is not self.plots[0]:
+                # x axes linked to the throughput plot; the x range moves in steps (_scroll), so the linked
+                # plots repaint together only once per step, not on every sample
+                p.setXLink(self.plots[0])
         self._columns = 0
         self._relayout(2)
         self.p_lat.addLegend(offset=(-4, 4), labelTextSize="8pt")
@@ -111,6 +142,26 @@ class LivePlots(QWidget):
         self._members = {self.p_tp: ["throughput"], self.p_lat: ["p50_ms", "p90_ms", "p99_ms"], self.p_srv: [],
                          self.p_batch: ["avg_batch_size"], self.p_err: ["errors"], self.p_util: ["util"]}
         self._stale: list = []  # plots whose data is older than the series (redraw_step takes one per call)
+        self._y_top: dict = {}  # plot -> the top of its y range (0 is the bottom of every plot)
+        self._x_shown: tuple[float, float] | None = None
+        # server memory (RSS of the Triton process tree, or the GPU's memory) on a right axis of the util plot
+        self.mem_view = pg.ViewBox(enableMouse=False)
+        self.mem_view.setMouseEnabled(x=False, y=False)
+        self.p_util.showAxis("right")
+        self.view.scene().addItem(self.mem_view)
+        self.p_util.getAxis("right").linkToView(self.mem_view)
+        self.p_util.getAxis("right").setLabel("MB", **{"font-size": "8pt"})
+        self.p_util.getAxis("right").setWidth(44)
+        self.p_util.getAxis("right").setStyle(tickFont=self._tick_font, tickTextOffset=2)
+        self.p_util.getAxis("right").setTextPen(pg.mkPen(COLORS["mem_mb"]))
+        self.p_util.getAxis("right").setPen(pg.mkPen(self._grid_color, width=1))
+        self.mem_view.setXLink(self.p_util.vb)
+        self.mem_view.enableAutoRange(enable=False)
+        self.mem_curve = pg.PlotCurveItem(pen=pg.mkPen(COLORS["mem_mb"], width=1.5, style=pg.QtCore.Qt.PenStyle.DotLine),
+                                          skipFiniteCheck=False, connect="finite")
+        self.mem_view.addItem(self.mem_curve)
+        self.p_util.vb.sigResized.connect(self._mem_geometry)
+        self._members[self.p_util] = ["util", "mem_mb"]
         self.budget = pg.InfiniteLine(pos=budget_ms, angle=0, movable=True,
                                       pen=pg.mkPen(COLORS["budget"], width=1, style=pg.QtCore.Qt.PenStyle.DashLine),
                                       label="p99 budget {value:.1f} ms",
@@ -132,8 +183,13 @@ class LivePlots(QWidget):
         self._dark = _is_dark(pal)
         pg.setConfigOption("foreground", fg)
 
-    def set_util_source(self, source: str | None) -> None:
-        title = "GPU utilization (%)" if source == "gpu" else "server CPU utilization (%)"
+    def _mem_geometry(self) -> None:
+        self.mem_view.setGeometry(self.p_util.vb.sceneBoundingRect())
+
+    def set_util_source(self, source: str | None, memory: str | None = None) -> None:
+        util = "GPU util (%)" if source == "gpu" else "server CPU (%)"
+        mem = {"rss": "server RSS (MB, dotted)", "gpu": "GPU memory (MB, dotted)"}.get(memory or "")
+        title = f"{util} · {mem}" if mem else util
         if self.p_util.titleLabel.text != title:
             self.p_util.setTitle(title, size="9pt")
 
@@ -146,6 +202,7 @@ class LivePlots(QWidget):
 
     def set_window(self, label: str) -> None:
         self.window_s = WINDOWS[label]
+        self._x_shown = None
         self.redraw()
 
     # -- markers ------------------------------------------------------------------------------------------
@@ -179,9 +236,9 @@ class LivePlots(QWidget):
             ci.addItem(p, i // columns, i % columns)
         rows = (len(self.plots) + columns - 1) // columns
         for i, p in enumerate(self.plots):
-            # tick labels of the x axis only under the lowest plot of each column: the axes are aligned
-            p.getAxis("bottom").setStyle(showValues=i // columns == rows - 1)
-            p.getAxis("bottom").setHeight(20 if i // columns == rows - 1 else 4)
+            # the x axis only under the lowest plot of each column (the axes are linked): the others' axes would
+            # be regenerated on every scroll step for tick lines nobody reads
+            p.showAxis("bottom", i // columns == rows - 1 or i + columns >= len(self.plots))
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt
         super().resizeEvent(event)
@@ -213,31 +270,91 @@ class LivePlots(QWidget):
         return False
 
     def _x_range(self) -> tuple[float, float] | None:
+        """The x range to show: the window ending at the newest sample, with room ahead of it (a tenth of the
+        window, at least 2 s) so that the view scrolls in steps rather than on every sample."""
         s = self.series
         if not len(s):
             return None
         t = s.t()
-        t_end = float(t[-1])
-        t_start = float(t[0]) if self.window_s is None else max(float(t[0]), t_end - self.window_s)
-        return t_start, t_end + 0.5
+        t_first, t_end = float(t[0]), float(t[-1])
+        shown = self._x_shown
+        if self.window_s is None:
+            span = max(t_end - t_first, 1.0)
+            ahead = max(2.0, 0.1 * span)
+            if shown is not None and 0 <= t_first - shown[0] <= ahead and t_end + 0.25 <= shown[1] \
+                    and shown[1] - t_end <= 2 * ahead:
+                return shown
+            return t_first, t_end + ahead
+        ahead = max(2.0, 0.1 * self.window_s)
+        if shown is not None and abs(shown[1] - shown[0] - self.window_s - ahead) < 1e-6 and t_end + 0.25 <= shown[1] \
+                and shown[1] - t_end <= ahead + 0.5:
+            return shown
+        # never before the first sample: the start of a session fills from the left
+        start = max(t_first, t_end + 0.5 - self.window_s)
+        if start == t_first and t_end + 0.5 - self.window_s < t_first:
+            return t_first, t_first + self.window_s + ahead
+        return start, start + self.window_s + ahead
+
+    def _scroll(self) -> None:
+        """Move the linked x range when the newest sample reaches its right end (all plots repaint then)."""
+        rng = self._x_range()
+        if rng is not None and rng != self._x_shown:
+            self._x_shown = rng
+            self.plots[0].setXRange(*rng, padding=0)
+
+    @staticmethod
+    def _nice(v: float) -> float:
+        """A round number >= v (1, 2, 2.5, 5 x 10^k)."""
+        if not np.isfinite(v) or v <= 0:
+            return 1.0
+        e = 10 ** np.floor(np.log10(v))
+        for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+            if m * e >= v:
+                return float(m * e)
+        return float(10 * e)
+
+    def _fit_y(self, p, vb, hi: float, key=None) -> None:
+        """Set the y range [0, top] only when the data leaves it or uses less than 40% of it: the axis is not
+        re-rendered on every sample."""
+        key = key or p
+        top = self._y_top.get(key)
+        if not np.isfinite(hi) or hi <= 0:
+            hi = 0.0
+        if top is None or hi > top or hi < 0.4 * top:
+            new = self._nice(hi * 1.15) if hi > 0 else (top if top is not None and hi == 0 and top <= 1 else 1.0)
+            if new != top:
+                self._y_top[key] = new
+                vb.setYRange(0, new, padding=0)
 
     def _update_plot(self, p) -> None:
         s = self.series
-        rng = self._x_range()
-        if rng is None:
+        if not len(s):
             return
+        self._scroll()
         sl = s.window(self.window_s)
         t = s.t()[sl]
+        limit = max(200, 2 * int(p.vb.width() or 400))
         if p is self.p_srv:
             q = np.nan_to_num(s.column("queue_us")[sl])
-            self._queue.setData(t, q)
-            self._qc.setData(t, q + np.nan_to_num(s.column("compute_us")[sl]))
-        else:
-            for key in self._members[p]:
-                col = s.column(key)[sl]
-                self.curves[key].setData(t, col, connect="finite" if np.isnan(col).any() else "all",
-                                         skipFiniteCheck=not np.isnan(col).any())
-        p.setXRange(*rng, padding=0)
+            total = q + np.nan_to_num(s.column("compute_us")[sl])
+            self._queue.setData(*peak_downsample(t, q, limit))
+            self._qc.setData(*peak_downsample(t, total, limit))
+            self._fit_y(p, p.vb, float(total.max()) if len(total) else 0.0)
+            return
+        hi = 0.0
+        for key in self._members[p]:
+            col = s.column(key)[sl]
+            finite = ~np.isnan(col)
+            has_nan = not finite.all()
+            tx, cx = peak_downsample(t, col, limit)
+            if key == "mem_mb":
+                self.mem_curve.setData(tx, cx, connect="finite" if has_nan else "all", skipFiniteCheck=not has_nan)
+                self._fit_y(p, self.mem_view, float(col[finite].max()) if finite.any() else 0.0, key="mem")
+                continue
+            self.curves[key].setData(tx, cx, connect="finite" if has_nan else "all", skipFiniteCheck=not has_nan)
+            if finite.any():
+                hi = max(hi, float(col[finite].max()))
+        self._fit_y(p, p.vb, hi)
 
     def _hover(self, event) -> None:
         pos = event[0]
