@@ -356,16 +356,41 @@ def cmd_serve(args) -> int:
         ready_timeout_s=args.timeout,
     )
     stop = threading.Event()
+    got: list[int] = []
+
+    class _Interrupted(BaseException):
+        pass
+
+    def on_signal(signum, _frame) -> None:
+        got.append(signum)
+        stop.set()
+        if starting.is_set():  # break out of the start-up wait: the runtime stops the half-started server
+            starting.clear()
+            raise _Interrupted()
+
+    starting = threading.Event()
+    starting.set()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, on_signal)
     if args.verbose:
         runtime.logs.subscribe(lambda line: print(line, file=sys.stderr), replay=False)
     print(f"serve: starting the {runtime.kind} Triton on {args.repository} …", file=sys.stderr)
     try:
-        ep = runtime.start(args.repository, options)
+        try:
+            ep = runtime.start(args.repository, options)
+        finally:
+            starting.clear()
+    except _Interrupted:
+        name = signal.Signals(got[0]).name if got else "a signal"
+        print(f"serve: interrupted ({name}) while starting: the server was stopped", file=sys.stderr)
+        return 128 + (got[0] if got else signal.SIGINT)
     except RuntimeFailure as e:
         print(f"serve: {e}", file=sys.stderr)
         return 1
+    if got:  # a signal that landed right as the server became ready
+        runtime.stop()
+        print("serve: stopped", file=sys.stderr)
+        return 128 + got[0]
     print(f"ready: http {ep.http}  grpc {ep.grpc}  metrics {ep.metrics}", flush=True)
     from studio.runtime.client import TritonClient
 
@@ -384,6 +409,8 @@ def cmd_serve(args) -> int:
     finally:
         runtime.stop()
         print("serve: stopped", file=sys.stderr)
+    if got and code == 0:
+        return 128 + got[0]  # 130 after Ctrl-C, 143 after SIGTERM, as for the other commands
     return code
 
 

@@ -30,10 +30,10 @@ from studio.runtime.base import (
     ServerOptions,
     Status,
     check_repository,
-    choose_ports,
     wait_ready,
 )
 from studio.runtime.errors import EmbeddedUnavailable, ServerExited
+from studio.runtime.localhost import choose_ports, clean_stale_backends_dirs, make_backends_dir
 
 PR_SET_PDEATHSIG = 1
 
@@ -185,7 +185,7 @@ class EmbeddedRuntime(Runtime):
         return self._proc.pid if self._proc else None
 
     def _backend_dir(self, server: EmbeddedServer) -> Path:
-        self._tmp = Path(tempfile.mkdtemp(prefix="triton-studio-backends-"))
+        self._tmp = make_backends_dir()
         py = self._tmp / "python"
         py.mkdir()
         for f in ("libtriton_python.so", "triton_python_backend_utils.py"):
@@ -224,37 +224,47 @@ class EmbeddedRuntime(Runtime):
         ]
 
     def start(self, repository, options: ServerOptions | None = None) -> Endpoints:
+        """Start the server and wait until it is ready. Interruptible: a KeyboardInterrupt (or any exception a
+        signal handler raises) during the wait stops the server at once (1 s grace, then SIGKILL to its group),
+        removes its temporary folder and propagates."""
         if self._proc is not None and self._proc.poll() is None:
             raise RuntimeError("this runtime already runs a server: stop it first")
         options = options or ServerOptions()
         repo = check_repository(repository)
         server = EmbeddedServer.find()
-        ports = choose_ports(options)
+        clean_stale_backends_dirs()  # left by a studio that was killed (SIGKILL) while its server ran
+        ports = choose_ports(options.http_port, options.grpc_port, options.metrics_port)
         self.repository = repo
         self.status = Status.STARTING
         self.exit_reason = None
-        backend_dir = self._backend_dir(server)
-        args = self.command(repo, backend_dir, ports, options, server)
-        self._proc = _Spawner.get().popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            bufsize=1,
-            env=self._environment(server),
-            start_new_session=True,
-            preexec_fn=_die_with_parent(os.getpid()),
-        )
-        self._reader = threading.Thread(target=self._read_logs, args=(self._proc,), daemon=True, name="triton-log")
-        self._reader.start()
-        self.endpoints = Endpoints(f"http://127.0.0.1:{ports[0]}", f"grpc://127.0.0.1:{ports[1]}", f"http://127.0.0.1:{ports[2]}")
         try:
-            wait_ready(self.endpoints.http, options.ready_timeout_s, lambda: self._proc.poll() is None, self._exited_error)
-        except BaseException:
+            backend_dir = self._backend_dir(server)
+            args = self.command(repo, backend_dir, ports, options, server)
+            self._proc = _Spawner.get().popen(
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                bufsize=1,
+                env=self._environment(server),
+                start_new_session=True,
+                preexec_fn=_die_with_parent(os.getpid()),
+            )
+            self._reader = threading.Thread(target=self._read_logs, args=(self._proc,), daemon=True, name="triton-log")
+            self._reader.start()
+            self.endpoints = Endpoints(f"http://127.0.0.1:{ports[0]}", f"grpc://127.0.0.1:{ports[1]}",
+                                       f"http://127.0.0.1:{ports[2]}")
+            wait_ready(self.endpoints.http, options.ready_timeout_s, lambda: self._proc.poll() is None,
+                       self._exited_error)
+        except Exception:
             self.status = Status.FAILED
             self._terminate(options.stop_grace_s)
+            raise
+        except BaseException:  # Ctrl-C / SIGTERM while starting: no graceful unload of half-loaded models
+            self.status = Status.STOPPED
+            self._terminate(min(1.0, options.stop_grace_s))
             raise
         self.status = Status.READY
         self._state_file = servers_dir() / f"{self._proc.pid}.json"
@@ -288,6 +298,9 @@ class EmbeddedRuntime(Runtime):
     def _terminate(self, grace: float) -> None:
         proc = self._proc
         if proc is None:
+            if self._tmp is not None:  # interrupted before the server was spawned
+                shutil.rmtree(self._tmp, ignore_errors=True)
+                self._tmp = None
             return
         if proc.poll() is None:
             try:
