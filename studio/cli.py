@@ -140,10 +140,31 @@ def cmd_fmt(args) -> int:
     return status
 
 
+def _load_config_at(path: str, folder_ok: bool = False):
+    """The document at a path or an object-store URL (s3:// gs:// az://; a model folder URL reads its
+    config.pbtxt), or None after printing one line saying why not."""
+    from studio.repository.storage import is_url
+
+    if not is_url(path):
+        if folder_ok and Path(path).is_dir():
+            path = str(Path(path) / "config.pbtxt")
+        return _load_or_report(path)
+    from studio.config import ParseError
+    from studio.repository.storage import StorageError, read_config
+
+    try:
+        return read_config(path)
+    except ParseError as e:
+        print(e.format(e.filename or path), file=sys.stderr)
+    except StorageError as e:
+        print(e, file=sys.stderr)
+    return None
+
+
 def cmd_get(args) -> int:
     from studio.config import PathError
 
-    doc = _load_or_report(args.path)
+    doc = _load_config_at(args.path)
     if doc is None:
         return 1
     try:
@@ -233,43 +254,61 @@ def _new_errors(doc, path: str, before) -> str | None:
     return msg
 
 
+def _escaped(text):
+    """Text for output: bytes of a file name that are not UTF-8 (surrogate escapes from os.listdir) as \\xNN."""
+    if not isinstance(text, str) or text.isascii():
+        return text
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in text)
+
+
 def cmd_validate(args) -> int:
     import json
 
-    from studio.validate import Options, validate_path
+    from studio.repository.storage import StorageError, is_url
+    from studio.validate import Options, local_gpus, validate_path, validate_repository
 
+    remote = is_url(args.path)
     options = Options(
         auto_complete=not args.disable_auto_complete_config,
-        config_only=args.config_only or Path(args.path).is_file(),
+        config_only=args.config_only or (not remote and Path(args.path).is_file()),
         extra_backends=set(args.backend or []),
         triton_version=args.triton_version,
     )
-    from studio.validate import local_gpus
-
     options.gpus = local_gpus()
+    snapshot = None
     try:
-        report = validate_path(args.path, options)
+        if remote:  # an object-store repository: read through a local read-only snapshot of its tree
+            from studio.repository.storage import open_repository
+
+            repository = open_repository(args.path)
+            snapshot = repository.snapshot
+            report = validate_repository(repository, options)
+        else:
+            report = validate_path(args.path, options)
     except FileNotFoundError as e:
         print(f"validate: {e}", file=sys.stderr)
         return 2
-    findings = sorted(report.findings, key=lambda f: (f.file or "", f.line or 0, f.column or 0))
-    if args.format == "json":
-        keys = ("severity", "rule", "message", "file", "line", "column", "path", "hint")
-        print(json.dumps([{k: getattr(f, k) for k in keys} for f in findings], indent=2))
-    else:
-        for f in findings:
-            print(f.format())
-        c = report.counts()
-        print(f"{len(report.models)} model(s): {c['error']} error(s), {c['warning']} warning(s), {c['info']} note(s)", file=sys.stderr)
+    except StorageError as e:
+        print(f"validate: {e}", file=sys.stderr)
+        return e.exit_code
+    try:
+        findings = sorted(report.findings, key=lambda f: (f.file or "", f.line or 0, f.column or 0))
+        if snapshot is not None:
+            for f in findings:
+                f.file, f.message = snapshot.to_url(f.file), snapshot.to_url(f.message)
+        if args.format == "json":
+            keys = ("severity", "rule", "message", "file", "line", "column", "path", "hint")
+            print(json.dumps([{k: _escaped(getattr(f, k)) for k in keys} for f in findings], indent=2))
+        else:
+            for f in findings:
+                print(_escaped(f.format()))
+            c = report.counts()
+            print(f"{len(report.models)} model(s): {c['error']} error(s), {c['warning']} warning(s), {c['info']} note(s)", file=sys.stderr)
+    finally:
+        if snapshot is not None:
+            snapshot.close()
     bad = report.counts()["error"] or (args.strict and report.counts()["warning"])
     return 1 if bad else 0
-
-
-def _load_for_diff(path: str):
-    p = Path(path)
-    if p.is_dir():
-        p = p / "config.pbtxt"
-    return _load_or_report(str(p))
 
 
 def cmd_diff(args) -> int:
@@ -277,7 +316,7 @@ def cmd_diff(args) -> int:
 
     from studio.diff import semantic_diff
 
-    a, b = _load_for_diff(args.a), _load_for_diff(args.b)
+    a, b = _load_config_at(args.a, folder_ok=True), _load_config_at(args.b, folder_ok=True)
     if a is None or b is None:
         return 1
     changes = semantic_diff(a.to_message(), b.to_message())
@@ -676,6 +715,8 @@ def cmd_bench(args) -> int:
 
 
 def cmd_tune(args) -> int:
+    import json
+
     from google.protobuf import text_format
 
     from studio.config import ConfigDocument
@@ -684,8 +725,9 @@ def cmd_tune(args) -> int:
     from studio.tuning.loadgen import LoadGenerator, LoadSpec
     from studio.tuning.remote import endpoints_for, fetch_config, grpc_target
     from studio.tuning.sampler import Sampler
-    from studio.tuning.search import Space, Tuner
+    from studio.tuning.search import Space, Tuner, baseline_point
     from studio.tuning.session import TuningSession
+    from studio.tuning.tune_report import report_text
 
     target = grpc_target(args.url)
     try:
@@ -697,28 +739,37 @@ def cmd_tune(args) -> int:
     except Exception as e:  # noqa: BLE001
         print(f"tune: cannot get the config of '{args.model}' from {target}: {e}", file=sys.stderr)
         return 1
+    if args.min_concurrency > args.max_concurrency:
+        print("tune: --min-concurrency is above --max-concurrency", file=sys.stderr)
+        return 2
     if args.config:
         doc = _load_or_report(args.config)
         if doc is None:
             return 1
+        file_config = doc.to_message()
     else:
         doc = ConfigDocument.parse(text_format.MessageToString(config))
+        file_config = config
     work = ConfigDocument.parse(doc.text)
     client = TritonClient(endpoints_for(target))
-    loadgen = LoadGenerator(target, requests, LoadSpec(concurrency=8, duration_s=None)).start()
+    space = Space.for_model(file_config, gpus=args.gpus, max_concurrency=args.max_concurrency,
+                            min_concurrency=args.min_concurrency, max_instances=args.max_instances)
+    loadgen = LoadGenerator(target, requests, LoadSpec(concurrency=args.min_concurrency, duration_s=None)).start()
     sampler = Sampler(loadgen, client, args.model).start()
-    session = TuningSession(client, args.model, work, sampler)
-    space = Space()
-    if config.max_batch_size > 0:
-        space.max_batch_size = sorted({m for m in space.max_batch_size} | {config.max_batch_size})
+    session = TuningSession(client, args.model, work, sampler, window_s=args.window_s)
 
     def show(m):
-        p99 = f"{m.p99_ms:.1f} ms" if m.p99_ms is not None else "-"
-        print(f"  {m.point}: {m.throughput:.0f} infer/s, p99 {p99}", file=sys.stderr, flush=True)
+        if args.format == "text":
+            p99 = f"{m.p99_ms:.1f} ms" if m.p99_ms is not None else "-"
+            again = f" (measured {m.attempts}x: it did not settle)" if m.attempts > 1 else ""
+            err = f" failed: {m.error}" if m.error else ""
+            print(f"  {m.at:5.0f}s  {m.point.label()} @ concurrency {m.point.concurrency}: "
+                  f"{m.throughput:,.0f} infer/s, p99 {p99}{again}{err}", file=sys.stderr, flush=True)
 
-    tuner = Tuner(session, args.p99_ms, budget_s=args.budget_s, on_measurement=show)
+    tuner = Tuner(session, args.p99_ms, budget_s=args.budget_s, on_measurement=show, point_budget_s=8.0,
+                  requests_per_window=500)
     try:
-        result = tuner.search(space)
+        result = tuner.tune(space, baseline=baseline_point(file_config), rounds=args.rounds)
     finally:
         loadgen.stop()
         sampler.stop()
@@ -726,13 +777,16 @@ def cmd_tune(args) -> int:
             client.load(args.model, config=doc)
         except Exception:  # noqa: BLE001
             pass
+    if args.format == "json":
+        out = result.to_json()
+        out["perf_analyzer"] = (_tune_pa(args, result) if result.best else None)
+        print(json.dumps(out, indent=2))
+    else:
+        print(report_text(result, args.model, args.p99_ms, _tune_pa(args, result) if result.best else None), end="")
     if result.best is None:
-        print(f"tune: no measured point met p99 <= {args.p99_ms} ms", file=sys.stderr)
+        print(f"tune: no configuration met p99 <= {args.p99_ms} ms", file=sys.stderr)
         return 1
     b = result.best
-    print(f"# best: {b.throughput:.0f} infer/s at p99 {b.p99_ms:.1f} ms with concurrency {b.point.concurrency} "
-          f"({len(result.measurements)} points in {result.seconds:.0f} s)")
-    print(b.point.fragment(), end="")
     if args.write:
         if not args.config:
             print("tune: --write needs --config PATH (the model's config.pbtxt)", file=sys.stderr)
@@ -747,8 +801,17 @@ def cmd_tune(args) -> int:
         except SaveError as e:
             print(e, file=sys.stderr)
             return 1
-        print(f"# written to {args.config}")
+        if args.format == "text":
+            print(f"# written to {args.config}")
     return 0
+
+
+def _tune_pa(args, result) -> str:
+    from studio.tuning.inputs import parse_shapes
+    from studio.tuning.session import perf_analyzer_command
+
+    return perf_analyzer_command(args.url, args.model, concurrency=result.best.point.concurrency,
+                                 shapes=parse_shapes(args.shape), window_ms=5000)
 
 
 def cmd_dashboard(args) -> int:
@@ -771,7 +834,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("paths", nargs="+", metavar="PATH", help="config files or folders (searched for config.pbtxt)")
     f.set_defaults(func=cmd_fmt)
     g = sub.add_parser("get", help="print a field's value")
-    g.add_argument("path", metavar="PATH")
+    g.add_argument("path", metavar="PATH", help="a config file, or its s3:// gs:// az:// URL (a model folder URL reads its config.pbtxt)")
     g.add_argument("field", metavar="FIELD", help='field path, e.g. dynamic_batching.max_queue_delay_microseconds, input[0].dims, parameters["K"].string_value')
     g.set_defaults(func=cmd_get)
     s = sub.add_parser("set", help="set a field with a minimal edit (atomic write)")
@@ -782,7 +845,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write even a value the validator refuses, a read-only file, or a file changed on disk meanwhile")
     s.set_defaults(func=cmd_set)
     v = sub.add_parser("validate", help="report what Triton will reject, before Triton sees it")
-    v.add_argument("path", metavar="PATH", help="a repository, a model folder or a lone config file")
+    v.add_argument("path", metavar="PATH", help="a repository, a model folder or a lone config file; a repository "
+                   "may be an s3:// gs:// az:// URL (read-only; needs the cloud extra)")
     v.add_argument("--config-only", action="store_true", help="no file-system checks; called models need not exist")
     v.add_argument("--disable-auto-complete-config", action="store_true", help="as tritonserver's flag of that name")
     v.add_argument("--format", choices=("text", "json"), default="text")
@@ -791,7 +855,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--triton-version", default="2.51", metavar="X.Y",
                    help="the Triton release whose rules apply (2.51, or a container tag such as 24.10)")
     v.set_defaults(func=cmd_validate)
-    d = sub.add_parser("diff", help="semantic diff of two configs (files or model folders)")
+    d = sub.add_parser("diff", help="semantic diff of two configs (files or model folders, local or s3:// gs:// az://)")
     d.add_argument("a", metavar="A")
     d.add_argument("b", metavar="B")
     d.add_argument("--category", choices=("framework", "batching", "io", "instances", "versioning", "other"))
@@ -852,10 +916,21 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--url", required=True, type=_url, help="grpc://HOST:PORT")
     tu.add_argument("--model", required=True)
     tu.add_argument("--p99-ms", type=_positive_float, required=True)
-    tu.add_argument("--budget-s", type=_positive_float, default=180.0, help="stop searching after this many seconds")
+    tu.add_argument("--budget-s", type=_positive_float, default=180.0,
+                    help="the most seconds the tune may take (it usually ends sooner)")
+    tu.add_argument("--max-concurrency", type=_int_in(1, 65536), default=256, help="the highest load tried")
+    tu.add_argument("--min-concurrency", type=_int_in(1, 65536), default=1, help="the lowest load tried")
+    tu.add_argument("--max-instances", type=_int_in(1, 64), help="default: 3 per CPU core (4 per GPU with --gpus)")
+    tu.add_argument("--gpus", type=_int_in(0, 64), default=0, help="GPUs the server has (sizes the instance axis)")
+    tu.add_argument("--rounds", type=_int_in(1, 10), default=2,
+                    help="alternating re-measurement rounds of the top three before a winner is named")
+    tu.add_argument("--window-s", type=_positive_float, default=0.25,
+                    help="shortest measurement window (longer when needed for 500 requests); a point is steady when "
+                         "3 windows agree within 10%%")
     tu.add_argument("--shape", action="append", type=_shape)
     tu.add_argument("--config", help="the model's config.pbtxt (base of the edits; written with --write)")
     tu.add_argument("--write", action="store_true", help="write the best settings into --config as a minimal edit")
+    tu.add_argument("--format", choices=("text", "json"), default="text")
     tu.set_defaults(func=cmd_tune)
     db = sub.add_parser("dashboard", help="the live tuning dashboard on a model, optionally playing a script (window)")
     db.add_argument("repository", help="the model repository")

@@ -22,14 +22,15 @@ def _positive(text: str) -> int:
 
 def add_parser(sub) -> None:
     e = sub.add_parser("export", help="write a KServe InferenceService, Helm values or a compose file for a repository")
-    e.add_argument("repository", metavar="REPO")
+    e.add_argument("repository", metavar="REPO", help="a repository folder, or an s3:// gs:// az:// URL (read through the "
+                   "cloud extra; it is then the default --storage-uri)")
     e.add_argument("--to", required=True, choices=TARGETS, help="kserve: InferenceService; helm: values for Triton's "
                    "k8s-onprem chart; compose: the studio's local container as a compose file")
     e.add_argument("--image", metavar="I", help="Triton image (default NVIDIA's tritonserver 24.10-py3)")
     e.add_argument("--gpus", metavar="N", help="GPUs per replica: a count (compose: also all/none); default 1 (all "
                    "for compose) when a model wants a GPU, else 0")
     e.add_argument("--storage-uri", metavar="URI", help="where the cluster reads the repository: kserve s3:// gs:// "
-                   "pvc:// https:// ...; helm s3:// gs:// as:// nfs://SERVER/PATH")
+                   "pvc:// https:// ...; helm nfs://SERVER/PATH (chart k8s-onprem), s3:// (chart aws), gs:// (chart gcp)")
     e.add_argument("--name", help="the service's name (default: the repository folder's, DNS-1035)")
     e.add_argument("--replicas", type=_positive, default=1, help="minimum replicas (default 1)")
     e.add_argument("--max-replicas", type=_positive, help="autoscaling maximum (helm default 3)")

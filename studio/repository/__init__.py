@@ -9,12 +9,14 @@ them), empty version folders, folder name != `name:`, unreadable files, symlinks
 (not followed, reported), `--model-config-name` alternatives under `<model>/configs/<name>.pbtxt`, a
 config.pbtxt inside a version folder (Triton ignores it; listed in `misplaced_configs`).
 
+    open_repository("s3://bucket/models")   # object stores, read-only (studio.repository.storage; extra `cloud`)
     config_only_checkout(repo.models)   # most models have no version folder: configs without model files
     repository_candidates("parent/")    # a folder of repositories (or a model folder): the repositories in it
 """
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 from collections.abc import Iterator
@@ -102,22 +104,56 @@ def _list_dir(path: Path, root: Path, outside: list[str] | None = None) -> Versi
                     pass
     except OSError:
         pass
-    return VersionDir(path.name, sorted(files), dirs)
+    return VersionDir(path.name, sorted(files, key=_byte_order), dirs)
 
 
 def version_ignored_reason(name: str) -> str | None:
     """Why Triton does not treat a subfolder as a version (None: it is a version)."""
     if not name.lstrip("-").isdigit():
-        return f"Triton ignores version folder '{name}': the name is not a number"
+        return f"Triton ignores version folder '{display_name(name)}': the name is not a number"
     if len(name) > 1 and name.startswith("0"):
         return f"Triton ignores version folder '{name}': the name has leading zeros"
     return None
 
 
+def _byte_order(name: str) -> bytes:
+    """Sort key of a file name in byte order, as Triton sorts; undecodable names (surrogate escapes) included."""
+    return os.fsencode(name)
+
+
+def display_name(name: str) -> str:
+    """A file name for people: bytes that are not UTF-8 (kept as surrogate escapes by os.listdir) shown as \\xNN."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def _is_file(p: Path) -> bool | None:
+    """Whether p is a file; None when it cannot be told (permission denied on the folder)."""
+    try:
+        return p.is_file()
+    except OSError:
+        return None
+
+
 def scan_model(path: Path, root: Path) -> ModelEntry:
     cfg = path / "config.pbtxt"
-    entry = ModelEntry(path.name, path, cfg if cfg.is_file() else None)
-    if cfg.is_symlink() and not _inside(root, cfg):
+    is_cfg = _is_file(cfg)
+    entry = ModelEntry(path.name, path, cfg if is_cfg else None)
+    if is_cfg is None:  # the folder cannot be searched (no x permission): a finding on this model
+        entry.read_error = f"{display_name(str(path))}: cannot read the model folder: {os.strerror(errno.EACCES)}"
+        try:
+            os.stat(cfg)
+        except OSError as e:
+            entry.read_error = f"{display_name(str(path))}: cannot read the model folder: {e.strerror or e}"
+        return entry
+    try:
+        link = cfg.is_symlink()
+    except OSError:
+        link = False
+    if link and not _inside(root, cfg):
         entry.outside_links.append("config.pbtxt")
         entry.config = None
     if entry.config is not None:
@@ -126,12 +162,12 @@ def scan_model(path: Path, root: Path) -> ModelEntry:
         except ParseError as e:
             entry.error = e
         except OSError as e:
-            entry.read_error = f"{entry.config}: {e.strerror or e}"
+            entry.read_error = f"{display_name(str(entry.config))}: {e.strerror or e}"
     try:
         with os.scandir(path) as it:
-            children = sorted(it, key=lambda e: e.name.encode())
+            children = sorted(it, key=lambda e: _byte_order(e.name))
     except OSError as e:
-        entry.read_error = f"{path}: {e.strerror or e}"
+        entry.read_error = f"{display_name(str(path))}: cannot read the model folder: {e.strerror or e}"
         return entry
     for c in children:
         cpath = Path(c.path)
@@ -149,7 +185,7 @@ def scan_model(path: Path, root: Path) -> ModelEntry:
         entry.subdirs.append(c.name)
         if c.name == "configs":
             try:
-                for alt in sorted(cpath.glob("*.pbtxt")):
+                for alt in sorted(cpath.glob("*.pbtxt"), key=lambda a: _byte_order(a.name)):
                     entry.alt_configs[alt.stem] = alt
             except OSError:
                 pass
@@ -192,7 +228,7 @@ def _looks_like_model(path: Path) -> bool:
 def _subfolders(path: Path) -> list[Path]:
     try:
         with os.scandir(path) as it:
-            return sorted((Path(c.path) for c in it if not c.name.startswith(".") and c.is_dir()), key=lambda p: p.name)
+            return sorted((Path(c.path) for c in it if not c.name.startswith(".") and c.is_dir()), key=lambda p: _byte_order(p.name))
     except OSError:
         return []
 
@@ -238,7 +274,7 @@ def _signature(path: Path) -> tuple:
         st = path.stat()
         sig.append(st.st_mtime_ns)
         with os.scandir(path) as it:
-            for c in sorted(it, key=lambda e: e.name):
+            for c in sorted(it, key=lambda e: _byte_order(e.name)):
                 try:
                     s = c.stat(follow_symlinks=False)
                     sig.append((c.name, s.st_mtime_ns, s.st_size))
@@ -258,6 +294,10 @@ class Repository:
         self.models: dict[str, ModelEntry] = {}
         self.outside_links: list[str] = []
         self._signatures: dict[str, tuple] = {}
+        # an object-store repository (studio.repository.storage.open_repository): its URL, the local snapshot
+        self.location: str = str(path)
+        self.snapshot = None
+        self.read_only = False
 
     def _model_dirs(self) -> list[Path]:
         if not self.root.is_dir():
@@ -265,7 +305,7 @@ class Repository:
         out = []
         self.outside_links = []
         with os.scandir(self.root) as it:
-            for e in sorted(it, key=lambda x: x.name):
+            for e in sorted(it, key=lambda x: _byte_order(x.name)):
                 if e.name.startswith("."):
                     continue
                 p = Path(e.path)

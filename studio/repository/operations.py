@@ -26,7 +26,17 @@ def check_model_name(name: str) -> None:
         raise OperationError(f"{name!r} is not a valid model name (control characters)")
 
 
+def _check_writable(repository: str | os.PathLike) -> None:
+    from studio.repository.storage import ReadOnlyError, check_writable
+
+    try:
+        check_writable(repository)
+    except ReadOnlyError as e:
+        raise OperationError(str(e)) from None
+
+
 def _source_and_target(repository: str | os.PathLike, model: str, new_name: str) -> tuple[Path, Path]:
+    _check_writable(repository)
     check_model_name(new_name)
     src, dst = Path(repository) / model, Path(repository) / new_name
     if not src.is_dir():
@@ -71,6 +81,7 @@ def trash_dir() -> Path:
 
 def trash_model(repository: str | os.PathLike, model: str) -> Path:
     """Move a model folder to the trash (it can be restored from there); returns where it went."""
+    _check_writable(repository)
     path = Path(repository) / model
     if not path.is_dir():
         raise OperationError(f"{path}: no such model folder")

@@ -82,6 +82,12 @@ def create_model(name: str, template: str, repo: str | Path, sets: dict[str, obj
     if template not in templates:
         raise TemplateError(f"unknown template {template!r}; templates: {', '.join(templates)}")
     t = templates[template]
+    from studio.repository.storage import ReadOnlyError, check_writable
+
+    try:
+        check_writable(repo)
+    except ReadOnlyError as e:
+        raise TemplateError(str(e)) from None
     repo = Path(repo)
     if not repo.is_dir():
         raise TemplateError(f"{repo}: no such repository folder")

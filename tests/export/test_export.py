@@ -2,8 +2,9 @@
 - KServe InferenceService: the v1beta1 CRD schema vendored from KServe v0.19.0 (tests/data/schemas/SOURCES.md),
   made strict like the API server (unknown fields refused), plus the predictor's container validated as a Pod
   container by `kubernetes-validate` (Kubernetes' own OpenAPI schemas);
-- Helm values: every key is one Triton's k8s-onprem chart reads (its values.yaml, vendored), and the
-  HorizontalPodAutoscaler and Deployment the chart renders from them validate with `kubernetes-validate`;
+- Helm values: every key is one the chosen Triton chart reads (its values.yaml, vendored): k8s-onprem for NFS,
+  whose HorizontalPodAutoscaler and Deployment validate with `kubernetes-validate`; aws (s3://) and gcp (gs://),
+  whose vendored Deployment (and Secret) templates are rendered and validated the same way;
 - compose: the compose specification's JSON schema (compose-spec/compose-spec), and the same container as
   the studio's DockerRuntime.
 """
@@ -187,32 +188,112 @@ def _render_chart(values: dict) -> list[dict]:
     return [hpa, deployment]
 
 
-@pytest.mark.parametrize("uri", ["nfs://10.0.0.5/srv/models", "s3://bucket/triton", "gs://b/r", "as://acct/container/r"])
-def test_helm_values_are_the_charts_and_render_valid_objects(gpu_repo, uri):
-    values = _export(gpu_repo, to="helm", storage_uri=uri, replicas=2, max_replicas=6)
+def test_helm_values_for_nfs_are_the_k8s_onprem_charts_and_render_valid_objects(gpu_repo):
+    values = _export(gpu_repo, to="helm", storage_uri="nfs://10.0.0.5/srv/models", replicas=2, max_replicas=6)
     assert _unknown_keys(values, _chart_values()) == []
     assert values["image"]["numGpus"] == 1
     assert values["autoscaling"]["minReplicas"] == 2 and values["autoscaling"]["maxReplicas"] == 6
     rule = values["prometheus-adapter"]["rules"]["custom"][0]
     assert "nv_inference_queue_duration_us" in rule["seriesQuery"] and rule["name"]["as"] == "avg_time_queue_us"
     assert values["autoscaling"]["metrics"][0]["pods"]["metric"]["name"] == "avg_time_queue_us"
-    if uri.startswith("nfs://"):
-        assert values["image"]["modelRepositoryServer"] == "10.0.0.5"
-        assert values["image"]["modelRepositoryPath"] == "/srv/models"
-        assert "--model-repository=/models" in values["serverArgs"]
-    else:
-        assert f"--model-repository={uri}" in values["serverArgs"]
+    assert values["image"]["modelRepositoryServer"] == "10.0.0.5"
+    assert values["image"]["modelRepositoryPath"] == "/srv/models"
+    assert "--model-repository=/models" in values["serverArgs"]
     for obj in _render_chart(values):
         _k8s(obj)
+
+
+# Triton's k8s-onprem chart always mounts its NFS volume (modelRepositoryServer), so an object-store repository
+# goes to the chart that passes the URL to --model-store and mounts nothing: deploy/aws (s3://, with its
+# aws-credentials Secret) or deploy/gcp (gs://). Their templates are vendored (tests/data/schemas/SOURCES.md) and
+# rendered here as Helm would, with the few constructs they use; any other construct fails the test.
+_HELM_EXPR = re.compile(r"{{-?\s*(.*?)\s*-?}}")
+
+
+def _render_template(text: str, values: dict) -> list[dict]:
+    ctx = {".Release.Name": "triton", ".Release.Namespace": "default", ".Release.Service": "Helm",
+           ".Chart.Name": "triton-inference-server"}
+
+    def value(expr: str) -> str:
+        if expr in ctx:
+            return ctx[expr]
+        if expr.startswith('template "triton-inference-server.'):
+            return "triton-triton-inference-server" if "fullname" in expr else "triton-inference-server"
+        if expr.startswith(".Values."):
+            v = values
+            for k in expr[len(".Values."):].split("."):
+                assert isinstance(v, dict) and k in v, f"the chart reads {expr}, which the values do not set"
+                v = v[k]
+            return str(v)
+        raise AssertionError(f"a template construct this renderer does not know: {{{{ {expr} }}}}")
+
+    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
+    return [d for d in _yaml_all(_HELM_EXPR.sub(lambda m: value(m.group(1)), "\n".join(lines))) if d]
+
+
+def _yaml_all(text: str) -> list:
+    return list(_need("yaml", "PyYAML").safe_load_all(text))
+
+
+def _chart_merge(chart: str, values: dict, sets: dict | None = None) -> dict:
+    merged = copy.deepcopy(_yaml((SCHEMAS / f"triton-helm-{chart}-values.yaml").read_text()))
+    for k, v in {**values, **(sets or {})}.items():
+        if isinstance(v, dict) and isinstance(merged.get(k), dict):
+            merged[k].update(v)
+        else:
+            merged[k] = v
+    return merged
+
+
+@pytest.mark.parametrize("uri, chart", [("s3://bucket/triton/prod", "aws"), ("gs://b/r", "gcp")])
+def test_helm_values_for_object_stores_are_the_aws_and_gcp_charts_and_render_valid_objects(gpu_repo, uri, chart):
+    import base64
+
+    from studio.export import ExportOptions, export
+
+    text = export(gpu_repo, ExportOptions(to="helm", storage_uri=uri, replicas=2))
+    values = _yaml(text)
+    chart_values = _yaml((SCHEMAS / f"triton-helm-{chart}-values.yaml").read_text())
+    assert _unknown_keys(values, chart_values) == []
+    assert values["image"]["modelRepositoryPath"] == uri and values["replicaCount"] == 2
+    assert values["image"]["numGpus"] == 1
+    assert f"deploy/{chart}" in text.split("\n", 3)[2] and "modelRepositoryServer" not in text
+    sets = {}
+    if chart == "aws":  # the header's --set lines: the Secret's data, base64, never in the values file
+        assert "secret" not in values and "--set secret.key=" in text
+        b64 = {k: base64.b64encode(v.encode()).decode() for k, v in
+               (("region", "us-east-1"), ("id", "AKIAEXAMPLE"), ("key", "wJalrEXAMPLEKEY"))}
+        sets = {"secret": b64}
+    merged = _chart_merge(chart, values, sets)
+    objs = _render_template((SCHEMAS / f"triton-helm-{chart}-deployment.yaml").read_text(), merged)
+    if chart == "aws":
+        objs += _render_template((SCHEMAS / "triton-helm-aws-secrets.yaml").read_text(), merged)
+    kinds = sorted(o["kind"] for o in objs)
+    assert kinds == (["Deployment", "Secret"] if chart == "aws" else ["Deployment"])
+    for obj in objs:
+        _k8s(obj)
+    dep = next(o for o in objs if o["kind"] == "Deployment")
+    container = dep["spec"]["template"]["spec"]["containers"][0]
+    assert f"--model-store={uri}" in container["args"] and "volumes" not in dep["spec"]["template"]["spec"]
+    assert dep["spec"]["replicas"] == 2 and container["resources"]["limits"]["nvidia.com/gpu"] == 1
+
+
+def test_helm_refuses_what_no_triton_chart_serves(gpu_repo):
+    from studio.export import ExportOptions, UsageError, export
+
+    with pytest.raises(UsageError, match="none Azure storage: use --to kserve"):
+        export(gpu_repo, ExportOptions(to="helm", storage_uri="as://acct/container/r"))
+    with pytest.raises(UsageError, match="no autoscaler"):
+        export(gpu_repo, ExportOptions(to="helm", storage_uri="s3://b/r", max_replicas=4))
 
 
 def test_helm_queue_target_follows_the_batching_delay():
     from studio.export import summarize
 
     s = summarize(DEMO)
-    values = _export(DEMO, to="helm", storage_uri="s3://b/r")
+    values = _export(DEMO, to="helm", storage_uri="nfs://nas/models")
     assert values["autoscaling"]["metrics"][0]["pods"]["target"]["averageValue"] == max(50, 2 * s.max_queue_delay_us)
-    values = _export(DEMO, to="helm", storage_uri="s3://b/r", queue_target_us=5000)
+    values = _export(DEMO, to="helm", storage_uri="nfs://nas/models", queue_target_us=5000)
     assert values["autoscaling"]["metrics"][0]["pods"]["target"]["averageValue"] == 5000
 
 
@@ -284,6 +365,7 @@ def test_cli_writes_each_target(tmp_path):
     (["--to", "compose", "--storage-uri", "s3://b/m"], 2, "compose mounts the local repository"),
     (["--to", "kubernetes"], 2, "invalid choice"),
     (["--to", "helm", "--storage-uri", "s3://b/m", "--replicas", "0"], 2, "at least 1"),
+    (["--to", "helm", "--storage-uri", "as://acct/c/m"], 2, "use --to kserve"),
     ([], 2, "--to"),
 ])
 def test_cli_bad_arguments_exit_2_with_one_clear_line(args, code, says):
