@@ -494,7 +494,9 @@ class TuningDashboard(QWidget):
         kind = self.shape.currentText()
         rate_mode = self.mode.currentIndex() > 0
         what = "rate" if rate_mode else "concurrency"
-        now = self.rate.value() if rate_mode else float(self.conc.value())
+        # from where the load is now (a previous shape may have moved it away from the spin box's value)
+        current = self.engine.rate if rate_mode else self.engine.concurrency
+        now = float(current) if current else (self.rate.value() if rate_mode else float(self.conc.value()))
         self.load_error.setText("")
         if kind == "steady":
             self.engine.clear_shape()

@@ -109,9 +109,10 @@ class ResultsPanel(QWidget):
         self.pin_button.clicked.connect(self.pin_selected)
         self.apply_button.clicked.connect(self.apply_selected)
         self.table.cellDoubleClicked.connect(lambda r, _c: self.apply_row(r))
-        self.ab_button.clicked.connect(self.ab_selected)
-        self.tune_button.clicked.connect(self.autotune)
-        self.recipe_button.clicked.connect(self.four_step)
+        # clicked(bool) would land in the first parameter (a checked flag as `rounds`, `space`, `concurrencies`)
+        self.ab_button.clicked.connect(lambda: self.ab_selected())
+        self.tune_button.clicked.connect(lambda: self.autotune())
+        self.recipe_button.clicked.connect(lambda: self.four_step())
         self.stop_button.clicked.connect(self.stop)
         dashboard.sig_job_done.connect(self._job_done)
 
