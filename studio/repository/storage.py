@@ -160,6 +160,7 @@ def snapshot(url: str) -> Snapshot:
     url = url.rstrip("/")
     fs, root = _filesystem(url)
     try:
+        fs.invalidate_cache(root)  # fsspec keeps listings per file system instance: read the store as it is now
         listing = fs.find(root, withdirs=True, detail=True, maxdepth=None)
     except Exception as e:  # noqa: BLE001 - every backend has its own errors: one line each
         raise _failure(url, e) from None
@@ -257,6 +258,7 @@ def read_config(url: str):
         url += "/config.pbtxt"
     fs, path = _filesystem(url)
     try:
+        fs.invalidate_cache(path)
         size = fs.size(path)
         if size is not None and size > MAX_DOWNLOAD:
             raise StorageError(f"{url}: {size} bytes: larger than a config file can be ({MAX_DOWNLOAD} bytes)")
