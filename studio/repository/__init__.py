@@ -32,6 +32,7 @@ class VersionDir:
     name: str  # the folder name, e.g. "1"
     files: list[str]  # entries inside (names only; never read)
     dirs: set[str]  # which of them are folders
+    error: str | None = None  # the folder could not be listed (permission denied, ...)
 
 
 @dataclass
@@ -102,8 +103,8 @@ def _list_dir(path: Path, root: Path, outside: list[str] | None = None) -> Versi
                         dirs.add(f.name)
                 except OSError:
                     pass
-    except OSError:
-        pass
+    except OSError as e:
+        return VersionDir(path.name, sorted(files, key=_byte_order), dirs, f"{e.strerror or e}")
     return VersionDir(path.name, sorted(files, key=_byte_order), dirs)
 
 
@@ -195,6 +196,8 @@ def scan_model(path: Path, root: Path) -> ModelEntry:
                 entry.ignored.append((c.name, why))
             continue
         vd = entry.version_dirs[c.name] = _list_dir(cpath, root, entry.outside_links)
+        if vd.error and entry.read_error is None:
+            entry.read_error = f"{display_name(str(cpath))}: cannot read the version folder: {vd.error}"
         entry.versions.append(c.name)
         if "config.pbtxt" in vd.files and "config.pbtxt" not in vd.dirs:
             entry.misplaced_configs.append(f"{c.name}/config.pbtxt")
