@@ -715,6 +715,8 @@ def cmd_bench(args) -> int:
 
 
 def cmd_tune(args) -> int:
+    import json
+
     from google.protobuf import text_format
 
     from studio.config import ConfigDocument
@@ -723,8 +725,9 @@ def cmd_tune(args) -> int:
     from studio.tuning.loadgen import LoadGenerator, LoadSpec
     from studio.tuning.remote import endpoints_for, fetch_config, grpc_target
     from studio.tuning.sampler import Sampler
-    from studio.tuning.search import Space, Tuner
+    from studio.tuning.search import Space, Tuner, baseline_point
     from studio.tuning.session import TuningSession
+    from studio.tuning.tune_report import report_text
 
     target = grpc_target(args.url)
     try:
@@ -736,28 +739,37 @@ def cmd_tune(args) -> int:
     except Exception as e:  # noqa: BLE001
         print(f"tune: cannot get the config of '{args.model}' from {target}: {e}", file=sys.stderr)
         return 1
+    if args.min_concurrency > args.max_concurrency:
+        print("tune: --min-concurrency is above --max-concurrency", file=sys.stderr)
+        return 2
     if args.config:
         doc = _load_or_report(args.config)
         if doc is None:
             return 1
+        file_config = doc.to_message()
     else:
         doc = ConfigDocument.parse(text_format.MessageToString(config))
+        file_config = config
     work = ConfigDocument.parse(doc.text)
     client = TritonClient(endpoints_for(target))
-    loadgen = LoadGenerator(target, requests, LoadSpec(concurrency=8, duration_s=None)).start()
+    space = Space.for_model(file_config, gpus=args.gpus, max_concurrency=args.max_concurrency,
+                            min_concurrency=args.min_concurrency, max_instances=args.max_instances)
+    loadgen = LoadGenerator(target, requests, LoadSpec(concurrency=args.min_concurrency, duration_s=None)).start()
     sampler = Sampler(loadgen, client, args.model).start()
-    session = TuningSession(client, args.model, work, sampler)
-    space = Space()
-    if config.max_batch_size > 0:
-        space.max_batch_size = sorted({m for m in space.max_batch_size} | {config.max_batch_size})
+    session = TuningSession(client, args.model, work, sampler, window_s=args.window_s)
 
     def show(m):
-        p99 = f"{m.p99_ms:.1f} ms" if m.p99_ms is not None else "-"
-        print(f"  {m.point}: {m.throughput:.0f} infer/s, p99 {p99}", file=sys.stderr, flush=True)
+        if args.format == "text":
+            p99 = f"{m.p99_ms:.1f} ms" if m.p99_ms is not None else "-"
+            again = f" (measured {m.attempts}x: it did not settle)" if m.attempts > 1 else ""
+            err = f" failed: {m.error}" if m.error else ""
+            print(f"  {m.at:5.0f}s  {m.point.label()} @ concurrency {m.point.concurrency}: "
+                  f"{m.throughput:,.0f} infer/s, p99 {p99}{again}{err}", file=sys.stderr, flush=True)
 
-    tuner = Tuner(session, args.p99_ms, budget_s=args.budget_s, on_measurement=show)
+    tuner = Tuner(session, args.p99_ms, budget_s=args.budget_s, on_measurement=show, point_budget_s=8.0,
+                  requests_per_window=500)
     try:
-        result = tuner.search(space)
+        result = tuner.tune(space, baseline=baseline_point(file_config), rounds=args.rounds)
     finally:
         loadgen.stop()
         sampler.stop()
@@ -765,13 +777,16 @@ def cmd_tune(args) -> int:
             client.load(args.model, config=doc)
         except Exception:  # noqa: BLE001
             pass
+    if args.format == "json":
+        out = result.to_json()
+        out["perf_analyzer"] = (_tune_pa(args, result) if result.best else None)
+        print(json.dumps(out, indent=2))
+    else:
+        print(report_text(result, args.model, args.p99_ms, _tune_pa(args, result) if result.best else None), end="")
     if result.best is None:
-        print(f"tune: no measured point met p99 <= {args.p99_ms} ms", file=sys.stderr)
+        print(f"tune: no configuration met p99 <= {args.p99_ms} ms", file=sys.stderr)
         return 1
     b = result.best
-    print(f"# best: {b.throughput:.0f} infer/s at p99 {b.p99_ms:.1f} ms with concurrency {b.point.concurrency} "
-          f"({len(result.measurements)} points in {result.seconds:.0f} s)")
-    print(b.point.fragment(), end="")
     if args.write:
         if not args.config:
             print("tune: --write needs --config PATH (the model's config.pbtxt)", file=sys.stderr)
@@ -786,8 +801,17 @@ def cmd_tune(args) -> int:
         except SaveError as e:
             print(e, file=sys.stderr)
             return 1
-        print(f"# written to {args.config}")
+        if args.format == "text":
+            print(f"# written to {args.config}")
     return 0
+
+
+def _tune_pa(args, result) -> str:
+    from studio.tuning.inputs import parse_shapes
+    from studio.tuning.session import perf_analyzer_command
+
+    return perf_analyzer_command(args.url, args.model, concurrency=result.best.point.concurrency,
+                                 shapes=parse_shapes(args.shape), window_ms=5000)
 
 
 def cmd_dashboard(args) -> int:
@@ -892,10 +916,21 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--url", required=True, type=_url, help="grpc://HOST:PORT")
     tu.add_argument("--model", required=True)
     tu.add_argument("--p99-ms", type=_positive_float, required=True)
-    tu.add_argument("--budget-s", type=_positive_float, default=180.0, help="stop searching after this many seconds")
+    tu.add_argument("--budget-s", type=_positive_float, default=180.0,
+                    help="the most seconds the tune may take (it usually ends sooner)")
+    tu.add_argument("--max-concurrency", type=_int_in(1, 65536), default=256, help="the highest load tried")
+    tu.add_argument("--min-concurrency", type=_int_in(1, 65536), default=1, help="the lowest load tried")
+    tu.add_argument("--max-instances", type=_int_in(1, 64), help="default: 3 per CPU core (4 per GPU with --gpus)")
+    tu.add_argument("--gpus", type=_int_in(0, 64), default=0, help="GPUs the server has (sizes the instance axis)")
+    tu.add_argument("--rounds", type=_int_in(1, 10), default=2,
+                    help="alternating re-measurement rounds of the top three before a winner is named")
+    tu.add_argument("--window-s", type=_positive_float, default=0.25,
+                    help="shortest measurement window (longer when needed for 500 requests); a point is steady when "
+                         "3 windows agree within 10%%")
     tu.add_argument("--shape", action="append", type=_shape)
     tu.add_argument("--config", help="the model's config.pbtxt (base of the edits; written with --write)")
     tu.add_argument("--write", action="store_true", help="write the best settings into --config as a minimal edit")
+    tu.add_argument("--format", choices=("text", "json"), default="text")
     tu.set_defaults(func=cmd_tune)
     db = sub.add_parser("dashboard", help="the live tuning dashboard on a model, optionally playing a script (window)")
     db.add_argument("repository", help="the model repository")

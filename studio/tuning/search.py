@@ -1,20 +1,45 @@
-"""Auto-tune: the best throughput under a p99 latency budget, over max_batch_size, preferred_batch_size,
-max_queue_delay_microseconds, instance count, and concurrency as the load axis.
+"""Auto-tune: the best throughput under a p99 latency budget.
 
-Each point is an in-place reload (config override) and a steady-state measurement with the load generator
-kept running. The search walks one axis at a time to the neighbour that improves throughput within the
-budget (coordinate ascent), stops early when no neighbour helps, and reports the frontier (the points no
-other point beats on both throughput and p99). `grid()` measures every point, for comparison.
+The configuration axes are instance count, max_batch_size, max_queue_delay_microseconds and preferred batch
+sizes; the load (concurrency) is an axis of its own. For one configuration, `knee()` finds the highest load whose
+p99 stays under the budget: it brackets the budget (p99 grows about linearly with concurrency once the server is
+saturated, so one measurement predicts where the budget is crossed) and then interpolates inside the bracket until
+it is narrower than ~12%. Between configurations the search walks one axis at a time from a sensible seed, like
+Model Analyzer's quick search, keeps walking while the knee throughput improves, and stops a configuration early
+once a measurement shows it cannot beat the leader.
+
+Every point is measured to stability (the session's criterion: 3 windows within 10%); a point that did not
+settle is measured again and marked noisy if it still does not. `tune()` adds what a user needs to trust the
+answer: the file's own configuration as a baseline, and a confirmation phase that re-measures the top three
+alternating (A B C A B C ...) and reports the winner with a 95% confidence interval and its margin over the
+runner-up, plus the machine's load, so that a noisy machine is said, not hidden.
+
+Why no black-box optimizer (optuna's TPE/GP): a probe costs 2-5 s of real load, so a tune has 20-40 probes;
+the response surface is smooth and nearly separable in these axes (instances, then batch size, then delay), and
+the knee along the load axis is a 1-D root-finding problem that interpolation solves in 2-4 probes. TPE needs
+tens of trials before it beats coordinate steps on such a surface, and it cannot exploit the knee structure.
+
+`search()` is the config walk alone (used live by the dashboard, at the user's load when `Space.concurrency`
+has one value); `grid()` measures every point, for comparison.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+import os
+import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-AXES = ("max_queue_delay_microseconds", "concurrency", "instances", "max_batch_size", "preferred")
+from studio.tuning.abtest import compare, t975
+
+AXES = ("instances", "max_batch_size", "max_queue_delay_microseconds", "preferred")
+KNEE_TARGET = 0.98  # aim the interpolation a little under the budget: p99 near the budget is steep and noisy
+KNEE_RESOLUTION = 0.12  # stop bisecting when the bracket is this narrow (relative)
+NOISE_BAND = 0.95  # an instance count this close to the leader may be noise: the walk takes one more step
+SATURATED = 1.02  # more load that adds less than 2% throughput is latency only
 
 
 @dataclass(frozen=True)
@@ -24,24 +49,63 @@ class Point:
     instances: int
     concurrency: int
     preferred: tuple[int, ...] = ()  # () = Triton's default (max_batch_size)
+    batching: bool = True  # False: no dynamic_batching block (the baseline of a file without one)
 
     def edits(self) -> dict:
-        return {
-            "max_batch_size": self.max_batch_size,
-            "dynamic_batching.max_queue_delay_microseconds": self.max_queue_delay_microseconds,
-            "dynamic_batching.preferred_batch_size": list(self.preferred),
-            "instance_group[0].count": self.instances,
-        }
+        e: dict = {"instance_group[0].count": self.instances}
+        if self.max_batch_size > 0:
+            e["max_batch_size"] = self.max_batch_size
+        if self.batching and self.max_batch_size > 0:
+            e["dynamic_batching.max_queue_delay_microseconds"] = self.max_queue_delay_microseconds
+            e["dynamic_batching.preferred_batch_size"] = list(self.preferred)
+        else:
+            e["dynamic_batching"] = None
+        return e
 
     def config_key(self) -> tuple:
-        return (self.max_batch_size, self.max_queue_delay_microseconds, self.instances, self.preferred)
+        return (self.max_batch_size, self.max_queue_delay_microseconds, self.instances, self.preferred, self.batching)
+
+    def config(self) -> Point:
+        """The configuration without the load (concurrency 0)."""
+        return replace(self, concurrency=0)
+
+    def label(self) -> str:
+        if self.max_batch_size <= 0 or not self.batching:
+            b = "no dynamic batching" if self.max_batch_size > 0 else "no batching"
+            return f"instances {self.instances}, max_batch {self.max_batch_size}, {b}"
+        pref = f", preferred {list(self.preferred)}" if self.preferred else ""
+        return (f"instances {self.instances}, max_batch {self.max_batch_size}, "
+                f"delay {self.max_queue_delay_microseconds} us{pref}")
 
     def fragment(self) -> str:
-        """The best config as a pbtxt fragment."""
+        """The configuration as a pbtxt fragment."""
+        groups = f"instance_group [ {{ count: {self.instances} }} ]\n"
+        if self.max_batch_size <= 0:
+            return groups
+        if not self.batching:
+            return f"max_batch_size: {self.max_batch_size}\n# no dynamic_batching\n" + groups
         pref = f"\n  preferred_batch_size: [ {', '.join(map(str, self.preferred))} ]" if self.preferred else ""
         return (f"max_batch_size: {self.max_batch_size}\n"
                 f"dynamic_batching {{{pref}\n  max_queue_delay_microseconds: {self.max_queue_delay_microseconds}\n}}\n"
-                f"instance_group [ {{ count: {self.instances} }} ]\n")
+                + groups)
+
+
+def baseline_point(config) -> Point:
+    """The file's own configuration (a ModelConfig message) as a point: what the tune is compared with."""
+    mbs = int(config.max_batch_size)
+    count = max(1, config.instance_group[0].count) if len(config.instance_group) else 1
+    db = config.dynamic_batching if config.HasField("dynamic_batching") else None
+    return Point(mbs, db.max_queue_delay_microseconds if db else 0, count, 0,
+                 tuple(db.preferred_batch_size) if db else (), db is not None and mbs > 0)
+
+
+def machine_instances(gpus: int = 0, cpus: int | None = None) -> int:
+    """The most instances worth trying: a few per GPU, else ~3 per CPU core (a model that waits on I/O or
+    sleeps, like many python models, keeps paying beyond one per core); at least 4, at most 16."""
+    if gpus > 0:
+        return max(4, min(16, 4 * gpus))
+    cpus = cpus or os.cpu_count() or 1
+    return max(4, min(16, 3 * cpus))
 
 
 @dataclass
@@ -49,8 +113,30 @@ class Space:
     max_batch_size: list[int] = field(default_factory=lambda: [8, 16, 32])
     max_queue_delay_microseconds: list[int] = field(default_factory=lambda: [0, 100, 500, 2000])
     instances: list[int] = field(default_factory=lambda: [1, 2])
-    concurrency: list[int] = field(default_factory=lambda: [8, 16, 32])
+    concurrency: list[int] = field(default_factory=lambda: [8, 16, 32])  # one value: a fixed load; else a range
     preferred: list[tuple[int, ...]] = field(default_factory=lambda: [()])
+    seed: Point | None = None  # where the walk starts (None: the middle of each axis, first instance count)
+
+    @classmethod
+    def for_model(cls, config, *, gpus: int = 0, cpus: int | None = None, max_concurrency: int = 256,
+                  min_concurrency: int = 1, max_instances: int | None = None) -> Space:
+        """The space for a model (a ModelConfig message) on this machine. max_batch_size is never raised above
+        the file's (the model may not be built for more); the seed is the file's batch size with dynamic
+        batching on and no queue delay, one instance."""
+        mbs = int(config.max_batch_size)
+        top = max_instances or machine_instances(gpus, cpus)
+        count = max(1, config.instance_group[0].count) if len(config.instance_group) else 1
+        if mbs > 0:
+            sizes = sorted({m for m in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if m <= mbs} | {mbs})
+            delays = sorted({0, 100, 500, 2000} | ({config.dynamic_batching.max_queue_delay_microseconds}
+                                                  if config.HasField("dynamic_batching") else set()))
+        else:
+            sizes, delays = [0], [0]
+        space = cls(max_batch_size=sizes, max_queue_delay_microseconds=delays,
+                    instances=sorted(set(range(1, top + 1)) | {count}),
+                    concurrency=[max(1, min_concurrency), max(max_concurrency, min_concurrency, 1)], preferred=[()])
+        space.seed = Point(mbs, 0, 1, 0, (), mbs > 0)
+        return space
 
     def values(self, axis: str) -> list:
         return list(getattr(self, axis))
@@ -60,11 +146,22 @@ class Space:
             self.max_batch_size, self.max_queue_delay_microseconds, self.instances, self.concurrency, self.preferred)]
 
     def start(self) -> Point:
+        if self.seed is not None:
+            return self.seed
+
         def mid(xs):
             return xs[len(xs) // 2]
 
         return Point(mid(self.max_batch_size), mid(self.max_queue_delay_microseconds), self.instances[0],
                      mid(self.concurrency), self.preferred[0])
+
+    @property
+    def load_range(self) -> tuple[int, int]:
+        return min(self.concurrency), max(self.concurrency)
+
+    @property
+    def fixed_load(self) -> bool:
+        return len(set(self.concurrency)) == 1
 
 
 @dataclass
@@ -75,9 +172,62 @@ class Measurement:
     stable: bool
     seconds: float
     error: str | None = None
+    p50_ms: float | None = None
+    avg_batch_size: float | None = None
+    attempts: int = 1  # >1: it did not settle and was measured again
+    at: float = 0.0  # seconds since the tune started
 
     def within(self, budget_ms: float) -> bool:
         return self.error is None and self.p99_ms is not None and self.p99_ms <= budget_ms
+
+    def to_json(self) -> dict:
+        return {"config": self.point.label(), "instances": self.point.instances,
+                "max_batch_size": self.point.max_batch_size, "batching": self.point.batching,
+                "max_queue_delay_microseconds": self.point.max_queue_delay_microseconds,
+                "preferred": list(self.point.preferred), "concurrency": self.point.concurrency,
+                "throughput": round(self.throughput, 1), "p99_ms": _r(self.p99_ms), "p50_ms": _r(self.p50_ms),
+                "avg_batch_size": _r(self.avg_batch_size), "stable": self.stable, "attempts": self.attempts,
+                "seconds": round(self.seconds, 2), "at_s": round(self.at, 1), "error": self.error}
+
+
+def _r(x: float | None, n: int = 2) -> float | None:
+    return None if x is None else round(x, n)
+
+
+@dataclass
+class Confirmed:
+    """A candidate re-measured in the alternating rounds."""
+
+    point: Point
+    throughputs: list[float]
+    p99s: list[float]
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.throughputs) if self.throughputs else 0.0
+
+    @property
+    def p99_mean(self) -> float | None:
+        return statistics.fmean(self.p99s) if self.p99s else None
+
+    def ci(self) -> tuple[float, float]:
+        n = len(self.throughputs)
+        if n < 2:
+            return self.mean, self.mean
+        h = t975(n - 1) * statistics.stdev(self.throughputs) / math.sqrt(n)
+        return self.mean - h, self.mean + h
+
+    @property
+    def spread(self) -> float:
+        """max/min - 1 of the rounds' throughputs: how much the same config moved between rounds."""
+        lo = min(self.throughputs, default=0.0)
+        return max(self.throughputs) / lo - 1 if lo > 0 else 0.0
+
+    def to_json(self) -> dict:
+        lo, hi = self.ci()
+        return {"config": self.point.label(), "concurrency": self.point.concurrency,
+                "throughputs": [round(x, 1) for x in self.throughputs], "p99_ms": [round(x, 2) for x in self.p99s],
+                "mean": round(self.mean, 1), "ci95": [round(lo, 1), round(hi, 1)], "p99_mean_ms": _r(self.p99_mean)}
 
 
 @dataclass
@@ -86,6 +236,34 @@ class TuneResult:
     measurements: list[Measurement]
     frontier: list[Measurement]
     seconds: float
+    knees: list[Measurement] = field(default_factory=list)  # per configuration, its best point under the budget
+    baseline: Measurement | None = None
+    confirmed: list[Confirmed] = field(default_factory=list)  # the alternating re-measurement, best first
+    margin: dict | None = None  # winner vs runner-up: diff, ci95, ratio
+    notes: list[str] = field(default_factory=list)
+    machine: dict = field(default_factory=dict)
+
+    @property
+    def winner(self) -> Confirmed | None:
+        return self.confirmed[0] if self.confirmed else None
+
+    def to_json(self) -> dict:
+        w = self.winner
+        return {
+            "best": self.best.to_json() if self.best else None,
+            "winner": w.to_json() if w else None,
+            "margin_over_runner_up": self.margin,
+            "baseline": self.baseline.to_json() if self.baseline else None,
+            "vs_baseline": (round(w.mean / self.baseline.throughput, 2) if w and self.baseline
+                            and self.baseline.throughput > 0 else None),
+            "confirmed": [c.to_json() for c in self.confirmed],
+            "frontier": [m.to_json() for m in self.frontier],
+            "knees": [m.to_json() for m in self.knees],
+            "measurements": [m.to_json() for m in self.measurements],
+            "seconds": round(self.seconds, 1),
+            "notes": self.notes,
+            "machine": self.machine,
+        }
 
 
 def frontier(ms: list[Measurement]) -> list[Measurement]:
@@ -95,78 +273,231 @@ def frontier(ms: list[Measurement]) -> list[Measurement]:
     return sorted(out, key=lambda m: m.p99_ms)
 
 
+def next_load(ok: Measurement | None, bad: Measurement | None, budget_ms: float, lo: int, hi: int,
+              below: Measurement | None = None) -> int | None:
+    """The next concurrency to try for one configuration, from the highest load measured under the budget
+    (`ok`) and the lowest measured over it (`bad`); None when the knee is found to the resolution. `below`, a
+    measurement under the budget at a lower load than `ok`, gives the local slope of log p99 over log load
+    (batching keeps p99 nearly flat until the batches are full: then the jump is larger)."""
+    target = KNEE_TARGET * budget_ms
+    if ok is not None and bad is not None:
+        a, b = ok.point.concurrency, bad.point.concurrency
+        if b - a <= max(1, round(KNEE_RESOLUTION * a)):
+            return None
+        pa, pb = max(ok.p99_ms or 0.0, 1e-6), max(bad.p99_ms or 0.0, 1e-6)
+        if pb > pa and pa < target < pb:  # regula falsi on p99 against the load
+            frac = (target - pa) / (pb - pa)
+        else:
+            frac = 0.5
+        frac = min(0.8, max(0.2, frac))  # safeguarded: never hug one end of the bracket
+        c = round(a + (b - a) * frac)
+        return min(b - 1, max(a + 1, c))
+    if ok is not None:
+        c = ok.point.concurrency
+        if c >= hi:
+            return None
+        p = max(ok.p99_ms or 0.0, 1e-6)
+        slope = 1.0  # p99 ~ proportional to the load past saturation (Little's law)
+        if below is not None and below.p99_ms and below.point.concurrency < c and p > below.p99_ms:
+            slope = max(0.02, min(1.0, math.log(p / below.p99_ms) / math.log(c / below.point.concurrency)))
+        elif below is not None and below.p99_ms and p <= below.p99_ms:
+            slope = 0.02
+        guess = round(c * (budget_ms / p) ** (1 / slope)) if budget_ms > p else c + 1
+        return min(hi, 4 * c, max(c + 1, round(1.25 * c), guess))
+    if bad is not None:
+        c = bad.point.concurrency
+        if c <= lo:
+            return None
+        p = max(bad.p99_ms or 0.0, 1e-6)
+        guess = round(c * target / p)
+        return max(lo, -(-c // 4), min(c - 1, round(0.8 * c), guess))
+    return None
+
+
 class Tuner:
-    """Measures points through a TuningSession whose load generator keeps running."""
+    """Measures points through a TuningSession whose load generator keeps running (or any `session` with the
+    same apply/measure/document/sampler surface, e.g. the dashboard's EngineSession)."""
 
     def __init__(self, session, p99_budget_ms: float, budget_s: float | None = None, point_budget_s: float = 12.0,
-                 on_measurement: Callable[[Measurement], None] | None = None) -> None:
+                 on_measurement: Callable[[Measurement], None] | None = None, max_knee_probes: int = 6,
+                 requests_per_window: int | None = None, max_window_s: float = 2.0) -> None:
         self.session = session
+        # adaptive windows: each window long enough for this many requests (a p99 from >= 5 tail requests),
+        # never shorter than the session's own window nor longer than max_window_s
+        self.requests_per_window = requests_per_window
+        self.max_window_s = max_window_s
+        self._min_window_s = getattr(session, "window_s", None)
+        self._last_throughput: float | None = None
         self.p99_budget_ms = p99_budget_ms
         self.budget_s = budget_s
         self.point_budget_s = point_budget_s
         self.on_measurement = on_measurement
+        self.max_knee_probes = max_knee_probes
         self.cache: dict[Point, Measurement] = {}
         self._t0 = time.monotonic()
         self._config: tuple | None = None
+        self._concurrency: int | None = None
+        self._reserve_s = 0.0  # time kept for the confirmation phase
+
+    # -- time ---------------------------------------------------------------------------------------------
+    def elapsed(self) -> float:
+        return time.monotonic() - self._t0
 
     def out_of_time(self) -> bool:
-        return self.budget_s is not None and time.monotonic() - self._t0 > self.budget_s
+        return self.budget_s is not None and self.elapsed() > self.budget_s - self._reserve_s
 
-    def measure(self, p: Point) -> Measurement:
-        if p in self.cache:
-            return self.cache[p]
-        t0 = time.monotonic()
-        loadgen = self.session.sampler.loadgen
-        loadgen.set_concurrency(p.concurrency)
+    def stop(self) -> None:
+        """End the search after the point being measured (the dashboard's Stop)."""
+        self.budget_s = -1.0
+        self._reserve_s = 0.0
+
+    # -- one point ------------------------------------------------------------------------------------------
+    def _set_load(self, n: int) -> None:
+        if n <= 0 or n == self._concurrency:
+            return
+        setter = getattr(self.session, "set_concurrency", None)
+        if setter is not None:
+            setter(n)
+        else:
+            self.session.sampler.loadgen.set_concurrency(n)
+        self._concurrency = n
+
+    def _steady(self, p: Point):
+        """Apply the point (a reload only when the configuration changed) and measure it once."""
+        self._set_load(p.concurrency)
+        if self.requests_per_window and self._min_window_s and self._last_throughput:
+            self.session.window_s = min(self.max_window_s, max(self._min_window_s,
+                                                               self.requests_per_window / self._last_throughput))
         if self._config != p.config_key():
             if not self.session.document.has("instance_group[0]"):
                 self.session.document.set("instance_group", [{"kind": "KIND_AUTO"}])
-            rec = self.session.apply(p.edits(), f"{p}", budget_s=self.point_budget_s)
+            rec = self.session.apply(p.edits(), p.label(), budget_s=self.point_budget_s)
             self._config = p.config_key() if rec.error is None else None
-            if rec.error is not None:
-                m = Measurement(p, 0.0, None, False, time.monotonic() - t0, rec.error)
-                self.cache[p] = m
-                return m
-            steady = rec.result
-        else:
-            steady = self.session.measure(since=time.monotonic(), budget_s=self.point_budget_s)
-        m = Measurement(p, steady.throughput, steady.p99_ms, steady.stable, time.monotonic() - t0)
-        self.cache[p] = m
+            return rec.error, rec.result
+        return None, self.session.measure(since=time.monotonic(), budget_s=self.point_budget_s)
+
+    def measure(self, p: Point, fresh: bool = False) -> Measurement:
+        """The point's steady figures; measured again once when it did not settle (the attempts say so)."""
+        if p in self.cache and not fresh:
+            return self.cache[p]
+        t0 = time.monotonic()
+        at = self.elapsed()
+        attempts = 0
+        while True:
+            attempts += 1
+            error, steady = self._steady(p)
+            if error is not None:
+                m = Measurement(p, 0.0, None, False, time.monotonic() - t0, error, attempts=attempts, at=at)
+                break
+            m = Measurement(p, steady.throughput, steady.p99_ms, steady.stable, time.monotonic() - t0,
+                            p50_ms=steady.p50_ms, avg_batch_size=steady.avg_batch_size, attempts=attempts, at=at)
+            if steady.throughput > 0:
+                self._last_throughput = steady.throughput
+            if steady.stable or attempts >= 2 or self.out_of_time():
+                break
+        if not fresh:
+            self.cache[p] = m
         if self.on_measurement:
             self.on_measurement(m)
         return m
 
-    def _score(self, m: Measurement) -> float:
+    def _score(self, m: Measurement | None) -> float:
+        if m is None:
+            return -math.inf
         return m.throughput if m.within(self.p99_budget_ms) else -1.0 / (1 + (m.p99_ms or 1e9))
 
+    # -- one configuration: the highest load under the budget ----------------------------------------------
+    def knee(self, config: Point, space: Space, start: int | None = None, leader: Measurement | None = None,
+             probes: int | None = None) -> Measurement:
+        """The best point of one configuration under the budget along the load axis (or, when none is under
+        it, the least bad one). Stops early when a measurement shows the configuration cannot beat `leader`."""
+        lo, hi = space.load_range
+        if space.fixed_load:
+            return self.measure(replace(config, concurrency=lo))
+        if start is None and config.batching and config.max_batch_size > 0:
+            start = config.max_batch_size * config.instances  # enough load to fill the batches
+        c = min(hi, max(lo, start or config.concurrency or lo))
+        ok: Measurement | None = None
+        below: Measurement | None = None
+        bad: Measurement | None = None
+        seen: list[Measurement] = []
+        for _ in range(probes or self.max_knee_probes):
+            if self.out_of_time() and seen:
+                break
+            m = self.measure(replace(config, concurrency=c))
+            seen.append(m)
+            if m.error is not None:
+                return m
+            if m.within(self.p99_budget_ms):
+                saturated = ok is not None and m.point.concurrency > ok.point.concurrency and \
+                    m.throughput < ok.throughput * SATURATED
+                if ok is None or m.point.concurrency > ok.point.concurrency:
+                    below, ok = ok, m
+                if saturated:
+                    break  # more load adds latency, not throughput
+            elif bad is None or m.point.concurrency < bad.point.concurrency:
+                bad = m
+            if leader is not None and leader.within(self.p99_budget_ms) and \
+                    not m.within(self.p99_budget_ms) and m.throughput < 0.9 * leader.throughput:
+                break  # over the budget already and still well below the leader: it cannot win
+            nxt = next_load(ok, bad, self.p99_budget_ms, lo, hi, below)
+            if nxt is None:
+                break
+            c = nxt
+        return max(seen, key=self._score)
+
+    # -- the walk over configurations ----------------------------------------------------------------------
     def search(self, space: Space, start: Point | None = None, passes: int = 2) -> TuneResult:
         t0 = time.monotonic()
-        current = start or space.start()
-        best = self.measure(current)
+        current = (start or space.start()).config()
+        if not space.fixed_load:
+            current = replace(current, concurrency=0)
+        knees: dict[tuple, Measurement] = {}
+
+        def evaluate(cfg: Point, leader: Measurement | None) -> Measurement:
+            key = cfg.config_key()
+            if key not in knees:
+                guess = leader.point.concurrency if leader is not None else None
+                knees[key] = self.knee(cfg, space, start=guess, leader=leader)
+            return knees[key]
+
+        best = evaluate(current, None)
         for _ in range(passes):
             improved = False
             for axis in AXES:
                 values = space.values(axis)
                 if len(values) < 2 or self.out_of_time():
                     continue
-                idx = values.index(getattr(current, axis))
+                if current.max_batch_size <= 0 and axis != "instances":
+                    continue  # a model without batching has only instances (and the load)
+                here = getattr(current, axis)
+                idx = values.index(here) if here in values else 0
                 for direction in (1, -1):
                     j = idx + direction
+                    misses = 0
                     while 0 <= j < len(values) and not self.out_of_time():
-                        cand = _replace(current, axis, values[j])
-                        m = self.measure(cand)
+                        cand = replace(current, **{axis: values[j]})
+                        m = evaluate(cand, best)
                         if self._score(m) > self._score(best) * 1.02 or (self._score(best) < 0 < self._score(m)):
                             best, current, improved = m, cand, True
-                            j += direction  # keep walking while it helps
+                            misses = 0
+                        elif axis == "instances" and misses == 0 and self._score(m) >= NOISE_BAND * self._score(best) > 0:
+                            misses = 1  # within the noise of the leader: one more instance step before giving up
                         else:
                             break  # early stop in this direction
-                    if current != best.point:
-                        current = best.point
+                        j += direction  # keep walking while it helps
+                    if current.config_key() != best.point.config_key():
+                        current = best.point.config()
             if not improved:
                 break
+        return self._result(list(knees.values()), time.monotonic() - t0)
+
+    def _result(self, knees: list[Measurement], seconds: float) -> TuneResult:
         ms = list(self.cache.values())
         ok = [m for m in ms if m.within(self.p99_budget_ms)]
-        return TuneResult(max(ok, key=lambda m: m.throughput) if ok else None, ms, frontier(ms), time.monotonic() - t0)
+        best = max(ok, key=lambda m: m.throughput) if ok else None
+        ranked = sorted(knees, key=self._score, reverse=True)
+        return TuneResult(best, ms, frontier(ms), seconds, knees=ranked)
 
     def grid(self, space: Space) -> TuneResult:
         t0 = time.monotonic()
@@ -177,10 +508,91 @@ class Tuner:
             self.measure(p)
         ms = list(self.cache.values())
         ok = [m for m in ms if m.within(self.p99_budget_ms)]
-        return TuneResult(max(ok, key=lambda m: m.throughput) if ok else None, ms, frontier(ms), time.monotonic() - t0)
+        return TuneResult(best=max(ok, key=lambda m: m.throughput) if ok else None, measurements=ms,
+                          frontier=frontier(ms), seconds=time.monotonic() - t0)
+
+    # -- the whole tune: baseline, search, confirmation ------------------------------------------------------
+    def tune(self, space: Space, baseline: Point | None = None, rounds: int = 2, top: int = 3,
+             confirm_window_s: float | None = None) -> TuneResult:
+        """Baseline (the file's config at its own knee), the search, then the top `top` configurations
+        re-measured alternating for `rounds` rounds; the winner is the best mean under the budget."""
+        t0 = time.monotonic()
+        load0 = _loadavg()
+        cpu0 = time.process_time()
+        notes: list[str] = []
+        if self.budget_s is not None:  # keep time for the confirmation: ~one reload + measurement per turn
+            self._reserve_s = min(0.4 * self.budget_s, top * rounds * min(self.point_budget_s, 4.0))
+        base = None
+        if baseline is not None:
+            base = self.knee(baseline.config(), space, probes=3)  # a reference, not a candidate
+        found = self.search(space)
+        self._reserve_s = 0.0
+        candidates = [k for k in found.knees if k.within(self.p99_budget_ms)][:top]
+        confirmed: list[Confirmed] = []
+        if len(candidates) >= 1 and rounds >= 1 and self.budget_s != -1.0:
+            old_window = getattr(self.session, "window_s", None)
+            if confirm_window_s is not None and old_window is not None:
+                self.session.window_s = confirm_window_s
+            # the search's own measurement is the first sample; then `rounds` alternating rounds (A B C A B C)
+            runs = {k.point: Confirmed(k.point, [k.throughput], [k.p99_ms]) for k in candidates}
+            try:
+                for r in range(rounds):
+                    if r >= 2 and self.budget_s is not None and self.elapsed() > self.budget_s:
+                        notes.append(f"the confirmation stopped after {r} rounds (time budget)")
+                        break
+                    for k in candidates:
+                        m = self.measure(k.point, fresh=True)
+                        if m.error is None and m.p99_ms is not None:
+                            runs[k.point].throughputs.append(m.throughput)
+                            runs[k.point].p99s.append(m.p99_ms)
+                    if self.budget_s == -1.0:
+                        break
+            finally:
+                if confirm_window_s is not None and old_window is not None:
+                    self.session.window_s = old_window
+            confirmed = [c for c in runs.values() if c.throughputs]
+            over = [c for c in confirmed if (c.p99_mean or 0) > self.p99_budget_ms]
+            for c in over:
+                notes.append(f"{c.point.label()} at concurrency {c.point.concurrency} measured p99 "
+                             f"{c.p99_mean:.1f} ms on re-measurement: over the budget, not a winner")
+            confirmed.sort(key=lambda c: ((c.p99_mean or 0) <= self.p99_budget_ms, c.mean), reverse=True)
+            for c in confirmed:
+                if len(c.throughputs) >= 2 and c.spread > 0.10:
+                    notes.append(f"{c.point.label()} moved {c.spread:.0%} between rounds: the machine's load "
+                                 "changed during the measurement; treat small margins as noise")
+        margin = None
+        if len(confirmed) >= 2 and len(confirmed[0].throughputs) >= 2 and len(confirmed[1].throughputs) >= 2:
+            cmp = compare(confirmed[1].throughputs, confirmed[0].throughputs)
+            margin = {"runner_up": confirmed[1].point.label(), "diff": round(cmp.diff, 1),
+                      "ci95": [round(cmp.low, 1), round(cmp.high, 1)],
+                      "ratio": round(cmp.ratio, 3) if cmp.ratio else None, "significant": cmp.significant}
+            if not cmp.significant:
+                notes.append("the winner's margin over the runner-up is within the noise (95% CI includes 0)")
+        load1 = _loadavg()
+        wall = time.monotonic() - t0
+        machine = {"loadavg_start": load0, "loadavg_end": load1, "cpus": os.cpu_count(),
+                   "client_cpu_share": round((time.process_time() - cpu0) / wall, 2) if wall > 0 else None}
+        cpus = os.cpu_count() or 1
+        if load0 is not None and load0 > 0.5 * cpus:  # before our load started: other work on this machine
+            notes.append(f"the machine was busy before the tune started (load average {load0:.1f} on {cpus} CPUs): "
+                         "other work competes with the server and the load generator")
+        result = self._result(found.knees, wall)
+        result.knees = found.knees
+        result.baseline = base
+        result.confirmed = confirmed
+        result.margin = margin
+        result.notes = notes
+        result.machine = machine
+        if confirmed and (confirmed[0].p99_mean or 0) <= self.p99_budget_ms:
+            w = confirmed[0]
+            result.best = Measurement(w.point, w.mean, w.p99_mean, True, 0.0, attempts=len(w.throughputs))
+        elif confirmed:
+            result.best = None
+        return result
 
 
-def _replace(p: Point, axis: str, value) -> Point:
-    d = dict(p.__dict__)
-    d[axis] = value
-    return Point(**d)
+def _loadavg() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None

@@ -1,0 +1,278 @@
+"""The auto-tune search (issue 17).
+
+The algorithm tests drive `Tuner` with a simulated server: a closed-form queueing curve standing in for Triton's
+response to (configuration, load), so that the optimum is known exactly and every decision is reproducible. That
+is a model of the *server*, not of our own code: the Tuner, the knee search, the confirmation and the report run
+unchanged. The real thing (the CLI against the embedded Triton) is the last test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+from tritonclient.grpc import model_config_pb2 as mc
+
+from studio.config import ConfigDocument
+from studio.tuning.search import (
+    Measurement,
+    Point,
+    Space,
+    Tuner,
+    baseline_point,
+    machine_instances,
+    next_load,
+)
+from studio.tuning.session import ChangeRecord, SteadyState
+from studio.tuning.tune_report import report_text
+
+CONFIG = """name: "m"
+backend: "python"
+max_batch_size: 32
+input [ { name: "INPUT" data_type: TYPE_FP32 dims: [ 16 ] } ]
+output [ { name: "OUTPUT" data_type: TYPE_FP32 dims: [ 16 ] } ]
+instance_group [ { kind: KIND_CPU } ]
+"""
+
+
+def curve(cfg: mc.ModelConfig, c: int) -> tuple[float, float]:
+    """(throughput, p99 ms) of a model costing 2 ms per execute + 20 us per item, on a machine where each
+    instance adds 0.6 ms of contention; batches fill up to the concurrency each instance sees."""
+    n = max(1, cfg.instance_group[0].count) if cfg.instance_group else 1
+    batching = cfg.HasField("dynamic_batching") and cfg.max_batch_size > 0
+    cap = cfg.max_batch_size if batching else 1
+    per = c / n
+    b = max(1.0, min(per, cap))
+    service = 2.0 + 0.02 * b + 0.6 * (n - 1)  # ms per execute
+    rounds = max(1.0, per / b)  # batches each request waits for
+    latency = rounds * service
+    if batching:
+        latency += cfg.dynamic_batching.max_queue_delay_microseconds / 1000 * (0.5 if per < cap else 0.05)
+    return c / latency * 1000, 1.4 * latency
+
+
+class SimulatedServer:
+    """Stands in for a TuningSession on a real server (document, apply, measure, set_concurrency)."""
+
+    def __init__(self, noise: float = 0.0, unsettled: set | None = None, seed: int = 1) -> None:
+        self.document = ConfigDocument.parse(CONFIG)
+        self.window_s = 0.5
+        self.concurrency = 1
+        self.noise = noise
+        self.rng = random.Random(seed)
+        self.unsettled = set(unsettled or ())  # (instances, concurrency) whose first measurement does not settle
+        self.measured = 0
+        self.reloads = 0
+
+    def set_concurrency(self, n: int) -> None:
+        self.concurrency = n
+
+    def apply(self, edits: dict, description: str, budget_s: float = 30.0) -> ChangeRecord:
+        for path, value in edits.items():
+            if value is None:
+                self.document.clear(path)
+            else:
+                self.document.set(path, value)
+        self.reloads += 1
+        rec = ChangeRecord(0.0, description, edits, 0.1)
+        rec.result = self.measure()
+        return rec
+
+    def measure(self, since=None, budget_s: float = 30.0, t_change=None) -> SteadyState:
+        self.measured += 1
+        cfg = self.document.to_message()
+        x, p99 = curve(cfg, self.concurrency)
+        key = (cfg.instance_group[0].count, self.concurrency)
+        stable = key not in self.unsettled
+        self.unsettled.discard(key)
+        f = 1 + self.rng.uniform(-self.noise, self.noise)
+        return SteadyState(x * f, p99 / 2, p99 * 0.8, p99 / f, None, None, 0.0, stable, 3, 1.0)
+
+
+def true_optimum(budget: float, space: Space) -> float:
+    best = 0.0
+    for n in space.instances:
+        for mbs in space.max_batch_size:
+            for d in space.max_queue_delay_microseconds:
+                doc = ConfigDocument.parse(CONFIG)
+                doc.set("instance_group[0].count", n)
+                doc.set("max_batch_size", mbs)
+                doc.set("dynamic_batching.max_queue_delay_microseconds", d)
+                cfg = doc.to_message()
+                for c in range(1, space.load_range[1] + 1):
+                    x, p99 = curve(cfg, c)
+                    if p99 <= budget:
+                        best = max(best, x)
+    return best
+
+
+def test_space_from_model_and_machine():
+    cfg = ConfigDocument.parse(CONFIG).to_message()
+    space = Space.for_model(cfg, cpus=2, max_concurrency=64)
+    assert space.instances == list(range(1, 7))  # 3 per core on a 2-core machine
+    assert max(space.max_batch_size) == 32  # never above the file's
+    assert space.load_range == (1, 64) and not space.fixed_load
+    assert space.start() == Point(32, 0, 1, 0, (), True)
+    assert machine_instances(gpus=2) == 8 and machine_instances(cpus=64) == 16 and machine_instances(cpus=1) == 4
+    base = baseline_point(cfg)
+    assert base == Point(32, 0, 1, 0, (), False)  # the file has no dynamic_batching
+    assert base.edits()["dynamic_batching"] is None
+    no_batch = ConfigDocument.parse(CONFIG.replace("max_batch_size: 32", "max_batch_size: 0")).to_message()
+    assert Space.for_model(no_batch, cpus=2).max_batch_size == [0]
+
+
+def _m(c: int, x: float, p99: float) -> Measurement:
+    return Measurement(Point(32, 0, 1, c), x, p99, True, 1.0)
+
+
+def test_next_load_brackets_then_interpolates():
+    # far under the budget: jump by the p99 ratio, at most 4x
+    assert next_load(_m(8, 1000, 2.0), None, 20, 1, 256) == 32
+    # near the budget: a small step, at least +25%
+    assert next_load(_m(16, 1000, 18.0), None, 20, 1, 256) == 20
+    # over the budget: come down by the ratio
+    assert next_load(None, _m(64, 1000, 40.0), 20, 1, 256) == 31
+    # inside a bracket: interpolate (log-log), never at an end
+    c = next_load(_m(16, 1000, 10.0), _m(64, 1000, 40.0), 20, 1, 256)
+    assert 16 < c < 64 and abs(c - 31) <= 1
+    # narrow enough: done
+    assert next_load(_m(30, 1000, 19.0), _m(33, 1000, 21.0), 20, 1, 256) is None
+    # at the ends of the range
+    assert next_load(_m(256, 1000, 1.0), None, 20, 1, 256) is None
+    assert next_load(None, _m(1, 10, 40.0), 20, 1, 256) is None
+
+
+def test_knee_finds_the_highest_load_under_the_budget():
+    doc = ConfigDocument.parse(CONFIG)
+    doc.set("instance_group[0].count", 2)
+    doc.set("dynamic_batching.max_queue_delay_microseconds", 0)
+    cfg = doc.to_message()
+    for budget in (20.0, 6.0, 4.0):  # saturates under the budget / the budget binds / binds early
+        server = SimulatedServer()
+        space = Space.for_model(server.document.to_message(), cpus=2, max_concurrency=256)
+        tuner = Tuner(server, budget)
+        k = tuner.knee(Point(32, 0, 2, 0), space, start=8)
+        best = max(curve(cfg, c)[0] for c in range(1, 257) if curve(cfg, c)[1] <= budget)
+        assert k.within(budget), budget
+        assert k.throughput >= 0.93 * best, (budget, k, best)
+        assert server.measured <= 6, budget
+
+
+def test_search_reaches_the_optimum_with_few_measurements_and_confirms_it():
+    server = SimulatedServer(noise=0.02)
+    cfg = server.document.to_message()
+    space = Space.for_model(cfg, cpus=2, max_concurrency=256)
+    tuner = Tuner(server, 20.0)
+    result = tuner.tune(space, baseline=baseline_point(cfg), rounds=2)
+    optimum = true_optimum(20.0, space)
+    w = result.winner
+    assert w is not None and result.best is not None
+    assert w.mean >= 0.93 * optimum, (w.mean, optimum)
+    grid_points = len(space.instances) * len(space.max_batch_size) * len(space.max_queue_delay_microseconds) * 256
+    assert len(result.measurements) <= 45 < grid_points
+    # the confirmation alternated the top three (A B C A B C) after the search's own figure
+    assert len(result.confirmed) == 3 and all(len(c.throughputs) == 3 for c in result.confirmed)
+    lo, hi = w.ci()
+    assert lo <= w.mean <= hi
+    assert result.margin is not None and result.margin["runner_up"] == result.confirmed[1].point.label()
+    # the baseline is the file's config: no dynamic batching, far below the winner
+    assert result.baseline is not None and not result.baseline.point.batching
+    assert w.mean > 3 * result.baseline.throughput
+    data = json.loads(json.dumps(result.to_json()))
+    assert data["winner"]["config"] == w.point.label() and data["vs_baseline"] > 3
+    text = report_text(result, "m", 20.0, "perf_analyzer -m m --concurrency-range 40")
+    assert "# winner:" in text and "95% CI" in text and "vs baseline" in text and "# reproduce: perf_analyzer" in text
+    assert "max_queue_delay_microseconds" in text.split("# the winning settings:")[1]
+
+
+def test_a_point_that_does_not_settle_is_measured_again_not_dropped():
+    server = SimulatedServer(unsettled={(1, 8)})
+    tuner = Tuner(server, 20.0)
+    m = tuner.measure(Point(32, 0, 1, 8))
+    assert m.attempts == 2 and m.stable and server.measured == 2
+
+
+def test_a_config_that_cannot_beat_the_leader_is_dropped_early():
+    server = SimulatedServer()
+    space = Space.for_model(server.document.to_message(), cpus=2, max_concurrency=256)
+    tuner = Tuner(server, 20.0)
+    leader = tuner.knee(Point(32, 0, 2, 0), space, start=8)
+    before = server.measured
+    worse = tuner.knee(Point(2, 0, 2, 0), space, start=leader.point.concurrency, leader=leader)
+    assert server.measured - before == 1  # over the budget and far below the leader on its first probe
+    assert worse.throughput < leader.throughput
+
+
+def test_noisy_rounds_are_said():
+    server = SimulatedServer(noise=0.3, seed=7)
+    cfg = server.document.to_message()
+    space = Space.for_model(cfg, cpus=2, max_concurrency=128, max_instances=3)
+    result = Tuner(server, 20.0).tune(space, rounds=3)
+    assert any("between rounds" in n for n in result.notes)
+
+
+def test_fixed_load_keeps_the_load_and_stop_ends_the_search():
+    server = SimulatedServer()
+    space = Space(max_batch_size=[1, 32], max_queue_delay_microseconds=[500], instances=[1, 2, 3], concurrency=[16])
+    tuner = Tuner(server, 50.0)
+    result = tuner.search(space)
+    assert {m.point.concurrency for m in result.measurements} == {16}
+    assert result.best is not None and result.best.point.max_batch_size == 32
+    tuner2 = Tuner(SimulatedServer(), 50.0)
+    tuner2.stop()
+    assert len(tuner2.search(space).measurements) == 1  # the seed, then nothing
+
+
+def test_confidence_interval_is_student_t():
+    from studio.tuning.search import Confirmed
+
+    c = Confirmed(Point(32, 0, 1, 8), [100.0, 110.0, 90.0], [10.0, 11.0, 9.0])
+    lo, hi = c.ci()
+    h = 4.303 * 10.0 / math.sqrt(3)
+    assert abs(lo - (100 - h)) < 1e-6 and abs(hi - (100 + h)) < 1e-6
+
+
+def test_tune_cli_against_the_embedded_triton(tmp_path):
+    """The real thing: `triton-studio tune` on the demo model (2 ms per execute + 20 us per item) finds a batching
+    configuration far above the file's (no dynamic batching), confirms it, says how to reproduce it, and puts the
+    file's configuration back on the server."""
+    import subprocess
+
+    from studio.runtime import ServerOptions
+    from studio.runtime.client import TritonClient
+    from studio.runtime.embedded import EmbeddedRuntime
+    from studio.tuning.remote import fetch_config
+    from tests.cli.test_cli import EXE
+    from tests.conftest import scaled_s
+    from tests.runtime.helpers import demo_copy
+
+    repo = demo_copy(tmp_path)
+    rt = EmbeddedRuntime()
+    ep = rt.start(repo, ServerOptions(models=["batched_sleep"]))
+    client = TritonClient(ep, logs=rt.logs)
+    try:
+        client.wait_model_ready("batched_sleep")
+        cfg = repo / "batched_sleep" / "config.pbtxt"
+        before = cfg.read_bytes()
+        r = subprocess.run([*EXE, "tune", "--url", ep.grpc, "--model", "batched_sleep", "--p99-ms", "50",
+                            "--max-concurrency", "32", "--max-instances", "2", "--budget-s", "90",
+                            "--config", str(cfg), "--format", "json"],
+                           capture_output=True, text=True, timeout=scaled_s(240))
+        assert r.returncode == 0, r.stderr
+        data = json.loads(r.stdout)
+        w, base = data["winner"], data["baseline"]
+        assert w is not None and base is not None
+        assert data["best"]["batching"] and not base["batching"]
+        assert data["best"]["instances"] in (1, 2) and 1 <= data["best"]["concurrency"] <= 32
+        assert data["vs_baseline"] > 3, data["vs_baseline"]  # batching pays on this model
+        assert w["p99_mean_ms"] <= 50 and len(w["throughputs"]) >= 2 and w["ci95"][0] <= w["mean"] <= w["ci95"][1]
+        assert f"--concurrency-range {data['best']['concurrency']}" in data["perf_analyzer"]
+        assert len({(k["instances"], k["max_batch_size"], k["max_queue_delay_microseconds"]) for k in data["knees"]}) >= 2
+        assert data["machine"]["cpus"] and "loadavg_start" in data["machine"]
+        assert cfg.read_bytes() == before  # no --write: the file is untouched
+        served = fetch_config(ep.grpc_target, "batched_sleep")
+        assert not served.HasField("dynamic_batching")  # the file's config is back on the server
+    finally:
+        client.close()
+        rt.stop()
