@@ -30,15 +30,23 @@ _QUOTES = ("'", '"')
 # text_format's tokenizer, applied to the whole text at once: trivia (whitespace and `#` comments) or a token
 # (identifier, number, quoted string) or any other single character.  `$` with re.M is text_format's
 # end-of-line (it tokenizes line by line, lines split on "\n").
+# Possessive repeats (`*+`, `++`): the same matches (the character classes never overlap what follows them), but
+# without one backtracking entry per repetition: a 16 MiB comment block or string took 170x its size in memory.
 _LEX = re.compile(
-    r"(?P<ws>(?:\s|#[^\n]*)+)"
+    r"(?P<ws>(?:\s|#[^\n]*)++)"
     r"|[a-zA-Z_][0-9a-zA-Z_+-]*"
     r"|(?:[0-9+-]|\.[0-9])[0-9a-zA-Z_.+-]*"
-    r"|\"[^\"\n\\]*(?:(?:\\.)+[^\"\n\\]*)*(?:\"|\\?$)"
-    r"|'[^'\n\\]*(?:(?:\\.)+[^'\n\\]*)*(?:'|\\?$)"
+    r"|\"[^\"\n\\]*+(?:(?:\\.)++[^\"\n\\]*+)*+(?:\"|\\?$)"
+    r"|'[^'\n\\]*+(?:(?:\\.)++[^'\n\\]*+)*+(?:'|\\?$)"
     r"|.",
     re.M,
 )
+MAX_DEPTH = 100
+"""Nested messages deeper than this are refused, as protobuf's C++ TextFormat::Parser does by default (Python's
+`text_format` has no limit: it ends in RecursionError). ModelConfig itself nests at most a few levels."""
+MAX_TOKENS = 250_000
+"""Texts with more tokens are refused (the largest real config in the corpus has a few hundred); this bounds the
+tree's memory (200-400 bytes a token: at most about 100 MiB) within the 16 MiB file cap."""
 _IDENTIFIER = re.compile(r"[^\d\W]\w*")
 _IDENTIFIER_OR_NUMBER = re.compile(r"\w+")
 
@@ -55,6 +63,9 @@ _INT_KINDS = {
     FieldDescriptor.TYPE_FIXED64: (False, True),
 }
 _FLOAT_TYPES = (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE)
+
+
+_SHOWN_LINE = 120  # characters of the source line an error shows at most
 
 
 class ParseError(ValueError):
@@ -88,8 +99,14 @@ class ParseError(ValueError):
         out = [f"{head}: error: {self.message}"]
         if self.source_line is not None:
             src = self.source_line.rstrip("\r").expandtabs(1)
+            caret = max(0, self.column - 1)
+            if len(src) > _SHOWN_LINE:  # a window around the column, not a 16 MiB line
+                start = max(0, min(caret - _SHOWN_LINE // 2, len(src) - _SHOWN_LINE))
+                end = start + _SHOWN_LINE
+                src = ("…" if start else "") + src[start:end] + ("…" if end < len(src) else "")
+                caret = caret - start + (1 if start else 0)
             out.append("    " + src)
-            out.append("    " + " " * max(0, self.column - 1) + "^")
+            out.append("    " + " " * caret + "^")
         if self.hint:
             out.append(f"  hint: {self.hint}")
         return "\n".join(out)
@@ -348,16 +365,47 @@ class Parser:
     def __init__(self, text: str, spans: bool = False) -> None:
         self.spans = spans  # record where each node lies in `text` (for the document, not for snippets)
         self.text = text
-        self.toks, self.eof = tokenize(text)
-        self.toks.append(self.eof)
+        # tokens are made as the parser reaches them: an error near the start costs nothing for the rest
+        self._lex = _LEX.finditer(text)
+        self._pre_start = 0
+        self.toks: list[Token] = []
+        self.eof = Token("", "", len(text))
         self.i = 0
+        self.depth = 0
         self.prev: Token | None = None
+
+    def _fill(self) -> None:
+        """Tokenize the next few tokens (at least one; the end-of-file token last)."""
+        toks = self.toks
+        if toks and toks[-1] is self.eof:
+            return
+        text = self.text
+        append = toks.append
+        want = len(toks) + 64
+        for m in self._lex:
+            if m.lastgroup is None:
+                s = m.start()
+                append(Token(text[self._pre_start:s], m.group(), s))
+                self._pre_start = m.end()
+                if len(toks) >= want:
+                    break
+        else:
+            self.eof.pre = text[self._pre_start:]
+            append(self.eof)
+        if len(toks) > MAX_TOKENS and toks[-1] is not self.eof:
+            raise self._error_at(
+                toks[MAX_TOKENS].start, f"The text has more than {MAX_TOKENS:,} tokens.",
+                "this is not a Triton model config (real ones have at most a few thousand tokens)")
 
     # -- token helpers ---------------------------------------------------------------------------------
     def _cur(self) -> Token:
+        if self.i >= len(self.toks):
+            self._fill()
         return self.toks[self.i]
 
     def _advance(self) -> Token:
+        if self.i >= len(self.toks):
+            self._fill()
         t = self.toks[self.i]
         self.prev = t
         if t is not self.eof:
@@ -365,6 +413,8 @@ class Parser:
         return t
 
     def _try(self, s: str) -> Token | None:
+        if self.i >= len(self.toks):
+            self._fill()
         t = self.toks[self.i]
         if t.text == s and t is not self.eof:
             self.prev = t
@@ -488,12 +538,18 @@ class Parser:
             state.values[fd.name] = True
             if fd.containing_oneof is not None:
                 state.oneofs[fd.containing_oneof.name] = fd.name
+        if self.depth >= MAX_DEPTH:
+            raise self.error_prev(
+                f"Message is too deep, the parser exceeded the configured recursion limit of {MAX_DEPTH}.",
+                f"messages nest at most {MAX_DEPTH} levels deep (Triton's configs nest a few)")
         block = Block(fd.message_type, open_, node)
         child = _MessageState.new()
+        self.depth += 1
         while True:
             t = self._try(end)
             if t is not None:
                 block.close = t
+                self.depth -= 1
                 if self.spans:
                     block.span = (open_.start - len(open_.pre), t.start + 1)
                 return block
