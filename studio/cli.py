@@ -265,7 +265,7 @@ def cmd_validate(args) -> int:
     import json
 
     from studio.repository.storage import StorageError, is_url
-    from studio.validate import Options, local_gpus, validate_path, validate_repository
+    from studio.validate import Options, local_gpus, validate_path
 
     remote = is_url(args.path)
     options = Options(
@@ -277,12 +277,23 @@ def cmd_validate(args) -> int:
     options.gpus = local_gpus()
     snapshot = None
     try:
-        if remote:  # an object-store repository: read through a local read-only snapshot of its tree
-            from studio.repository.storage import open_repository
+        if remote and args.path.endswith(".pbtxt"):  # a lone config file: config-only, as for a local file
+            from studio.config import ParseError
+            from studio.repository.storage import read_config
+            from studio.validate import Finding, Report, validate_config
 
-            repository = open_repository(args.path)
-            snapshot = repository.snapshot
-            report = validate_repository(repository, options)
+            options.config_only = True
+            try:
+                doc = read_config(args.path)
+                name = doc.get("name") or args.path.rstrip("/").rsplit("/", 2)[-2]
+                report = Report(validate_config(doc, model_name=name, options=options, file=args.path), [name])
+            except ParseError as e:
+                report = Report([Finding.from_parse_error(e, file=args.path)])
+        elif remote:  # a repository or a model folder: a local read-only snapshot of its tree, validated as one
+            from studio.repository.storage import snapshot as take_snapshot
+
+            snapshot = take_snapshot(args.path)
+            report = validate_path(snapshot.local, options)
         else:
             report = validate_path(args.path, options)
     except FileNotFoundError as e:

@@ -120,12 +120,15 @@ def _safe_parts(rel: str) -> list[str] | None:
 
 
 def _wanted(parts: list[str]) -> bool:
-    """Whether the scanner or the validator reads this file's bytes (others only need to exist with their size)."""
-    if len(parts) == 2:
-        return parts[1] == "config.pbtxt"
-    if len(parts) == 3:
-        return (parts[1] == "configs" and parts[2].endswith(".pbtxt")) or (parts[1].isdigit() and parts[2].endswith(".py"))
-    return False
+    """Whether the scanner or the validator reads this file's bytes (others only need to exist with their size).
+    Below a repository: <model>/config.pbtxt, <model>/configs/*.pbtxt, <model>/<version>/*.py; below a model
+    folder the same one level up."""
+    n, name = len(parts), parts[-1]
+    if name == "config.pbtxt":
+        return n <= 2
+    if n >= 2 and parts[-2] == "configs" and name.endswith(".pbtxt"):
+        return n <= 3
+    return 2 <= n <= 3 and parts[-2].isdigit() and name.endswith(".py")
 
 
 class Snapshot:

@@ -111,6 +111,14 @@ def test_validate_an_s3_repository_gives_the_findings_of_the_same_folder_on_disk
     assert str(local_repo) not in text.stdout and "/tmp" not in text.stdout
 
 
+@pytest.mark.parametrize("where", ["misnamed", "broken/config.pbtxt", "onnx_model"])
+def test_validate_a_model_folder_or_a_config_at_a_url_as_on_disk(s3, local_repo, where):
+    remote = cli(s3, "validate", f"{URL}/{where}", "--format", "json")
+    local = cli(s3, "validate", local_repo / where, "--format", "json")
+    assert remote.returncode == local.returncode, (remote.stderr, local.stderr)
+    assert json.loads(remote.stdout) == json.loads(local.stdout.replace(str(local_repo), URL))
+
+
 def test_the_snapshot_lists_every_model_downloads_configs_only_and_is_removed(s3, local_repo):
     from studio.repository import scan_repository
     from studio.repository.storage import open_repository
