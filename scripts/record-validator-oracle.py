@@ -49,6 +49,28 @@ def reason_from_log(lines: list[str], name: str) -> str | None:
     return None
 
 
+# server log lines that carry the reason the load error leaves out: protobuf's text-format parser writes its
+# "line:col: message" to the log while the load error only says "failed to read text proto from ..."
+_DETAIL = re.compile(r"^\[libprotobuf (?:ERROR|WARNING) [^\]]*\]\s*(?P<msg>.*)$")
+
+
+def detail_from_log(lines: list[str]) -> list[str]:
+    """The log lines of one load that explain a refusal: protobuf's parser messages, then error lines (E....)
+    that do not repeat the load error; prefixes stripped."""
+    out: list[str] = []
+    for line in lines:
+        m = _DETAIL.match(line)
+        if m:
+            out.append(m.group("msg").strip())
+            continue
+        m = _LOG.match(line)
+        if m and line.startswith("E") and "failed to load" not in m.group("msg"):
+            out.append(m.group("msg").strip())
+        elif not m and line.strip() and ("Error" in line or "error" in line):  # a python stub's traceback etc.
+            out.append(line.strip())
+    return out[:20]
+
+
 def clean(text: str) -> str:
     """Triton's reason without "failed to load 'm' version 1: " and the status code name."""
     text = re.sub(r"^failed to load '[^']*'(?: version \d+)?: ", "", text)
@@ -85,22 +107,33 @@ class Server:
 
     def load(self, name: str, timeout_s: float) -> dict:
         assert self.rt is not None and self.client is not None
-        mark = self.rt.logs.total
+        new: list[str] = []  # every log line written while this model loads (loads are sequential)
+        self.rt.logs.subscribe(new.append, replay=False)
         t0 = time.monotonic()
+        try:
+            return self._load(name, timeout_s, new, t0)
+        finally:
+            self.rt.logs.unsubscribe(new.append)
+
+    def _load(self, name: str, timeout_s: float, new: list[str], t0: float) -> dict:
+        assert self.rt is not None and self.client is not None
         try:
             self.client.load_model(name, client_timeout=timeout_s)
             verdict, message = "loaded", ""
         except Exception as e:  # noqa: BLE001 - InferenceServerException
             api = e.message() if callable(getattr(e, "message", None)) else str(e)
             time.sleep(0.3)
-            new = self.rt.logs.lines()[-max(0, self.rt.logs.total - mark):] if self.rt.logs.total > mark else []
             if not self.alive():
                 verdict, message = "refused", f"the server crashed (exit code {self.rt._proc.returncode})"
             elif "Deadline Exceeded" in api or time.monotonic() - t0 >= timeout_s - 0.5:
                 verdict, message = "refused", f"still LOADING after {timeout_s:.0f} s"
             else:
                 verdict, message = "refused", reason_from_log(new, name) or clean(api)
-            return {"verdict": verdict, "message": message, "api_message": api, "seconds": round(time.monotonic() - t0, 2)}
+            r = {"verdict": verdict, "message": message, "api_message": api, "seconds": round(time.monotonic() - t0, 2)}
+            detail = detail_from_log(list(new))
+            if detail:
+                r["log"] = detail
+            return r
         return {"verdict": verdict, "message": message, "seconds": round(time.monotonic() - t0, 2)}
 
     def unload(self, name: str) -> None:
@@ -137,6 +170,8 @@ def main() -> int:
                 r = server.load(case.name, args.timeout)
                 r["category"] = case.category
                 r["message"] = r["message"].replace(f"{repo}/", "")  # paths relative to the repository
+                if "log" in r:
+                    r["log"] = [line.replace(f"{repo}/", "") for line in r["log"]]
                 results[case.id] = r
                 print(f"[{i + 1}/{len(cases)}] {case.id}: {r['verdict']} {r['message'][:150]}", flush=True)
                 if r["verdict"] == "loaded":

@@ -179,7 +179,29 @@ def _validate_config(
         config_only=options.config_only,
         group_origin=origin,
     )
-    return cfg, False, _locate(check_config(ctx), document, where)
+    return cfg, False, _triton_position(_locate(check_config(ctx), document, where), document)
+
+
+def _triton_position(findings: list[Finding], doc: ConfigDocument | None) -> list[Finding]:
+    """A field or enum value the chosen release does not know fails Triton's parse: lead its message with protobuf's
+    log line (`Error parsing text-format inference.ModelConfig: L:C: ...`, the column of the token after the name)."""
+    from studio.validate.findings import _token_at
+
+    for f in findings:
+        if f.rule not in ("release.unknown-field", "release.unknown-enum-value") or doc is None or f.line is None:
+            continue
+        lines = doc.text.split("\n")
+        if not 0 < f.line <= len(lines):
+            continue
+        src = lines[f.line - 1]
+        t = _token_at(src, (f.column or 1) - 1)  # the name (or the value) itself
+        nxt = _token_at(src, t[0] + len(t[1])) if t else None
+        if f.rule == "release.unknown-enum-value" and t and nxt and nxt[1] == ":":
+            t = _token_at(src, nxt[0] + 1)  # the value after "field:"
+            nxt = _token_at(src, t[0] + len(t[1])) if t else None
+        col = nxt[0] + 1 if nxt else f.column
+        f.message = f"Error parsing text-format inference.ModelConfig: {f.line}:{col}: {f.message}"
+    return findings
 
 
 # -- a model folder --------------------------------------------------------------------------------------
@@ -255,6 +277,11 @@ def model_config_and_findings(
     to_load = _versions_to_load(cfg, existing)
     if not to_load:
         msg = f"at least one version must be available under the version policy of model '{name}'"
+        if cfg.version_policy.WhichOneof("policy_choice") == "specific" and existing:
+            # Triton logs each absent specific version first (VersionsToLoad), then refuses with the line above
+            gone = [v for v in cfg.version_policy.specific.versions if v not in existing]
+            msg = "; ".join([f"version {v} is specified for model '{name}', but the version directory is not present"
+                             for v in gone] + [msg])
         severity = "error"
         if not existing:
             hint = f"create a version folder, e.g. {name}/1/"
@@ -284,14 +311,16 @@ def model_config_and_findings(
             vd = entry.version_dirs.get(str(v))
             names = set(vd.files) if vd else set()
             if not names:
-                add("error", "repository.empty-version", f"version folder {name}/{v}/ is empty: Triton finds no model to load there",
+                hang = " (Triton 2.51 reports no error: the model stays LOADING)" if cfg.backend == "python" else ""
+                add("error", "repository.empty-version", f"version folder {name}/{v}/ is empty: Triton finds no model to load there{hang}",
                     hint=f"put {filename or 'the model file'} in it")
                 continue
             if filename and filename not in names and not (cfg.cc_model_filenames and set(cfg.cc_model_filenames.values()) & names):
                 want = filename
                 if fw is not None and fw.model_is_directory is True:
                     want += " (a folder)"
-                add("error", "repository.model-file", f"unable to find '{name}/{v}/{filename}' for model '{name}'",
+                hang = " (Triton 2.51 reports no error: the model stays LOADING)" if cfg.backend == "python" else ""
+                add("error", "repository.model-file", f"unable to find '{name}/{v}/{filename}' for model '{name}'{hang}",
                     "default_model_filename" if written.default_model_filename else None,
                     hint=f"Triton looks for {want} in each version folder"
                     + ("; default_model_filename names another file" if filename != (fw.default_model_filename if fw else filename) else ""))
@@ -306,7 +335,7 @@ def model_config_and_findings(
         if env.startswith(marker):
             target = Path(str(entry.path) + env[len(marker):])
             if not target.exists():
-                add("error", "python.execution-env", f"EXECUTION_ENV_PATH '{env}' of model '{name}' points to '{target}', which does not exist",
+                add("error", "python.execution-env", f"Failed to get the canonical path for {target}. (EXECUTION_ENV_PATH '{env}' of model '{name}' points to a file that does not exist)",
                     'parameters["EXECUTION_ENV_PATH"]', hint="pack the environment with conda-pack and put the archive there")
         elif not os.path.isabs(env):
             add("warning", "python.execution-env", f"EXECUTION_ENV_PATH '{env}' is relative: Triton resolves it against its own working folder; start it with $$TRITON_MODEL_DIRECTORY")

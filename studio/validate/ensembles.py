@@ -71,7 +71,8 @@ def check_ensembles(entries: dict[str, ModelEntry], configs: dict[str, pb.ModelC
         if missing and not options.config_only:
             err(
                 "ensemble.missing-models",
-                f"ensemble {name} contains models that are not available: {', '.join(dict.fromkeys(missing))}",
+                f"ensemble {name} contains models that are not available: {', '.join(dict.fromkeys(missing))} (loading "
+                f"it, Triton says: failed to poll model '{missing[0]}': model not found in any model repository.)",
                 "ensemble_scheduling",
                 hint="every step's model_name must be a model folder of the same repository",
             )

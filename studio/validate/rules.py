@@ -17,6 +17,7 @@ from tritonclient.grpc import model_config_pb2 as pb
 
 from studio.frameworks import framework_of, known_backends, known_platforms, python_based_backends
 from studio.validate.findings import Edit, Finding
+from studio.validate.python_model import read_model_py
 
 WILDCARD = -1
 SB = pb.ModelSequenceBatching
@@ -75,6 +76,7 @@ def version_at_least(have: str, want: str) -> bool:
 
 
 def check_config(ctx: Context) -> list[Finding]:
+    check_release_fields(ctx)
     check_platform_backend(ctx)
     check_batching(ctx)
     check_dynamic_batching(ctx)
@@ -91,6 +93,46 @@ def check_config(ctx: Context) -> list[Finding]:
 
 
 # -- ValidateModelConfig -----------------------------------------------------------------------------------
+def check_release_fields(ctx: Context) -> None:
+    """Fields and enum values newer than the chosen Triton release (resources/validate/triton-fields.json, from
+    model_config.proto's history): that release's parser refuses the whole file with protobuf's message."""
+    from studio.validate.release_fields import unknown_to
+
+    def walk(msg, prefix: str) -> None:
+        for fd, value in msg.ListFields():
+            path = f"{prefix}.{fd.name}" if prefix else fd.name
+            rel = unknown_to(ctx.triton_version, f"{fd.containing_type.full_name}.{fd.name}")
+            if rel is not None:
+                ctx.error("release.unknown-field",
+                          f'Message type "{fd.containing_type.full_name}" has no field named "{fd.name}". (Triton '
+                          f"{ctx.triton_version} does not know field {fd.name}: added in {rel})", path,
+                          hint=f"remove it, or validate for the server you run (--triton-version {rel} or newer)",
+                          edits=(Edit("clear", path),))
+                continue
+            rep = getattr(fd, "is_repeated", None)  # protobuf >= 6 deprecates label
+            repeated = bool(rep() if callable(rep) else rep) if rep is not None else fd.label == fd.LABEL_REPEATED
+            items = list(value) if repeated else [value]
+            if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+                for key in value:
+                    v = value[key]
+                    if hasattr(v, "ListFields"):
+                        walk(v, f'{path}["{key}"]')
+                continue
+            for i, item in enumerate(items):
+                where = f"{path}[{i}]" if repeated else path
+                if fd.message_type is not None:
+                    walk(item, where)
+                elif fd.enum_type is not None:
+                    name = fd.enum_type.values_by_number[item].name if item in fd.enum_type.values_by_number else None
+                    rel = unknown_to(ctx.triton_version, f"{fd.enum_type.full_name}.{name}") if name else None
+                    if rel is not None:
+                        ctx.error("release.unknown-enum-value",
+                                  f'Unknown enumeration value of "{name}" for field "{fd.name}". (Triton '
+                                  f"{ctx.triton_version} does not know {name}: added in {rel})", where)
+
+    walk(ctx.written, "")
+
+
 def check_platform_backend(ctx: Context) -> None:
     c, n = ctx.cfg, ctx.name
     if not c.name:
@@ -127,6 +169,18 @@ def check_platform_backend(ctx: Context) -> None:
             "platform" if ctx.written.platform else "backend",
             hint="platform and backend name different frameworks: keep one of them",
         )
+    if c.backend == "python" and c.platform == "tensorflow_savedmodel":
+        # the python backend serves platform tensorflow_savedmodel through its TensorFlow platform handler, which
+        # wants a python file: the default file name Triton derives from the platform is not one
+        fname = c.default_model_filename or "model.savedmodel"
+        if not fname.endswith(".py"):
+            ctx.error(
+                "python.platform-handler",
+                f'Model name must end with \'.py\'. Model name is "{fname}".',
+                "platform",
+                hint="backend python with platform tensorflow_savedmodel runs the python backend's TensorFlow "
+                     "handler; for a TensorFlow model drop backend (or use backend: \"tensorflow\")",
+            )
     if c.max_batch_size < 0:
         ctx.error(
             "batching.max-batch-size-negative",
@@ -982,7 +1036,6 @@ def check_conventions(ctx: Context) -> None:
 
 
 # -- checks that read the model folder (Triton's model loading, the python backend) ---------------------------
-_AUTO_COMPLETE_DEF = re.compile(r"^\s*def\s+auto_complete_config\s*\(", re.M)
 
 
 def check_model_folder(model_dir, name: str, cfg: pb.ModelConfig, written: pb.ModelConfig, *, auto_complete: bool = True,
@@ -1010,14 +1063,22 @@ def check_model_folder(model_dir, name: str, cfg: pb.ModelConfig, written: pb.Mo
                 src = f.read_text(errors="replace")
             except OSError:
                 src = None
-        if src is not None and not _AUTO_COMPLETE_DEF.search(src):
+        info = read_model_py(src, Path(cfg.default_model_filename or "model.py").name) if src is not None else None
+        if info is not None and info.syntax_error:
+            add("error", "python.model-syntax", info.syntax_error, None,
+                hint=f"the python backend imports {versions[-1].name}/{cfg.default_model_filename or 'model.py'} "
+                     f"when it loads the model (line {info.line})")
+        elif info is not None and info.auto_complete in (None, "fills-nothing"):
+            why = ("model.py defines no auto_complete_config, so the python backend fills in nothing"
+                   if info.auto_complete is None else
+                   "model.py's auto_complete_config adds no input or output (add_input/add_output), so nothing "
+                   "fills in data_type and dims")
             strict = Context(name=cfg.name, cfg=cfg, written=written, auto_complete=False)
             check_io(strict)
             for f in strict.findings:
                 if f.severity == "error" and f.rule.split("-")[-1] in ("type", "dims") and f.rule.startswith("io."):
                     f.file = file
-                    f.hint = (f.hint + "; " if f.hint else "") + (
-                        "model.py defines no auto_complete_config, so the python backend fills in nothing")
+                    f.hint = (f.hint + "; " if f.hint else "") + why
                     out.append(f)
     # warmup data files (Triton reads <model>/warmup/<file> when it creates each instance)
     for i, w in enumerate(cfg.model_warmup):
