@@ -156,10 +156,18 @@ def describe(before: ConfigDocument, after: ConfigDocument, specs: list[ControlS
     """The change between two configs over the dashboard's fields, short enough for a marker's label."""
     specs = specs or control_specs(before)
     parts = []
+    switched_on = after.has(BATCHING) and not before.has(BATCHING)
+    base = before
+    if switched_on:
+        # batching switched on: its settings other than Triton's defaults are part of the change
+        base = ConfigDocument.parse(before.text)
+        base.set(BATCHING, {})
     for s in specs:
-        a, b = current_value(before, s), current_value(after, s)
-        if s.needs_batching and not (before.has(BATCHING) and after.has(BATCHING)):
-            continue  # batching switched on/off: the toggle says it
+        a, b = current_value(base if s.needs_batching else before, s), current_value(after, s)
+        if s.needs_batching and not after.has(BATCHING):
+            continue  # batching switched off: the toggle says it
+        if s.widget == "toggle":
+            a = current_value(before, s)
         if a != b:
             name = "batching" if s.widget == "toggle" else s.label.replace(" ", "_") if s.group == "more" else s.label
             if s.path == f"{BATCHING}.max_queue_delay_microseconds":

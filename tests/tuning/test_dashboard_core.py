@@ -69,7 +69,7 @@ def test_refusal_uses_the_validators_message_and_edits_are_minimal():
     after = ConfigDocument.parse(before)
     apply_edits(after, {"dynamic_batching": {}, "dynamic_batching.max_queue_delay_microseconds": 2000})
     assert [ln for ln in before.splitlines() if ln.startswith("#")] == [ln for ln in after.text.splitlines() if ln.startswith("#")]
-    assert describe(doc, after) == "batching off->on"
+    assert describe(doc, after) == "batching off->on, max_queue_delay 0->2000 us"  # settings beyond the defaults
     again = ConfigDocument.parse(after.text)
     apply_edits(again, {"dynamic_batching.max_queue_delay_microseconds": 100, "dynamic_batching.preferred_batch_size": [4, 8]})
     assert describe(after, again) == "max_queue_delay 2000->100 us, preferred batch size []->[4,8]"

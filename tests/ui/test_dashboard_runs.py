@@ -273,7 +273,8 @@ def test_server_rss_plot_and_linked_scrolling_x_axes(qtbot, make_dash, server):
     rss = float(dash.series.column("mem_mb")[np.isfinite(dash.series.column("mem_mb"))][-1])
     direct = process_tree_rss_mb(rt.pid)
     print(f"server RSS {rss:.0f} MB (direct read {direct:.0f} MB)")
-    assert rss > 50 and abs(rss - direct) < 0.25 * direct
+    # the tree changes as reloads start and end backend stubs: the same order of size, not the same bytes
+    assert rss > 50 and 0.5 * direct < rss < 2 * direct
     assert dash.engine.memory_source == "rss"
     dash._redraw()
     assert "server RSS" in dash.plots.p_util.titleLabel.text
@@ -285,11 +286,13 @@ def test_server_rss_plot_and_linked_scrolling_x_axes(qtbot, make_dash, server):
         assert p.vb.linkedView(p.vb.XAxis) is plots[0].vb
     ranges = {tuple(round(v, 6) for v in p.vb.viewRange()[0]) for p in plots}
     assert len(ranges) == 1
-    # the window: 30 s shows 30 s (+ the room ahead) ending after the newest sample; "all" starts at the first
+    # the window: 30 s (+ 3 s ahead) at most, from the first sample while it is not filled, past the newest;
+    # "all" starts at the first sample
     _choose(dash.window_combo, "30 s")
     x0, x1 = plots[0].vb.viewRange()[0]
     t = dash.series.t()
-    assert x1 >= t[-1] and abs((x1 - x0) - 33.0) < 0.01
+    assert t[-1] - t[0] < 29.5
+    assert abs(x0 - t[0]) < 1e-6 and x1 >= t[-1] and x1 - x0 <= 33.0 + 1e-6
     _choose(dash.window_combo, "all")
     x0, x1 = plots[0].vb.viewRange()[0]
     assert abs(x0 - dash.series.t()[0]) < 1e-6 and x1 >= dash.series.t()[-1]

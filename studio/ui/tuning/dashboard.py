@@ -65,7 +65,8 @@ from studio.ui.tuning.results import ResultsPanel
 
 REDRAW_MS = 35
 """The plot timer: each tick updates at most one of the six plots (all six within ~210 ms of a sample, under
-the 250 ms sample period), so that no event-loop turn paints them all at once."""
+the 250 ms sample period), so that no event-loop turn paints them all at once; it runs only while a plot is
+stale. (The x axes are linked and scroll in steps: see LivePlots._x_range.)"""
 
 
 def keep_edits(base: ConfigDocument, live: ConfigDocument, specs: list[ControlSpec]) -> dict:

@@ -289,10 +289,15 @@ class LivePlots(QWidget):
         if shown is not None and abs(shown[1] - shown[0] - self.window_s - ahead) < 1e-6 and t_end + 0.25 <= shown[1] \
                 and shown[1] - t_end <= ahead + 0.5:
             return shown
-        # never before the first sample: the start of a session fills from the left
-        start = max(t_first, t_end + 0.5 - self.window_s)
-        if start == t_first and t_end + 0.5 - self.window_s < t_first:
-            return t_first, t_first + self.window_s + ahead
+        if t_end + 0.5 - self.window_s < t_first:
+            # the window is not filled yet: the range grows from the first sample in steps of half its span
+            # (few steps, each one repaint of the linked plots), never wider than the window
+            if shown is not None and shown[0] == t_first and t_end + 0.25 <= shown[1] and \
+                    shown[1] - shown[0] <= self.window_s + ahead:
+                return shown
+            span = min(self.window_s + ahead, max(10.0, 1.5 * (t_end - t_first)))
+            return t_first, t_first + span
+        start = t_end + 0.5 - self.window_s
         return start, start + self.window_s + ahead
 
     def _scroll(self) -> None:

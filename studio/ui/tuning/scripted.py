@@ -15,7 +15,8 @@ from pathlib import Path
 
 from studio.tuning.script import Recording, ScriptError, ScriptStep, load_script
 
-SAMPLE_KEYS = ("t", "throughput", "p50_ms", "p90_ms", "p99_ms", "errors", "queue_us", "compute_us", "avg_batch_size")
+SAMPLE_KEYS = ("t", "throughput", "p50_ms", "p90_ms", "p99_ms", "errors", "queue_us", "compute_us", "avg_batch_size",
+               "util", "mem_mb")
 TAIL_S = 20.0  # after the last step, when no --exit-after: time for its effect to show
 
 
@@ -50,6 +51,48 @@ def play_step(dash, step: ScriptStep) -> str | None:
         if message:
             return message
     return None
+
+
+def docker_image(requested: str | None = None) -> tuple[str | None, str]:
+    """The image for `--server docker`: the one asked for, else NVIDIA's default Triton when it is on this
+    machine, else a local Triton image (the studio's CPU build first). Never a pull: a presenter's demo must not
+    start a 10-20 GB download. (None, why) when the engine cannot be asked (the runtime then says why)."""
+    from studio.runtime.docker_runtime import CPU_IMAGE_REPOSITORY, DEFAULT_IMAGE, docker_client
+    from studio.runtime.images import image_is_local, local_triton_images
+
+    if requested:
+        return requested, "asked for"
+    try:
+        client = docker_client()
+        if image_is_local(client, DEFAULT_IMAGE):
+            return DEFAULT_IMAGE, "the default"
+        local = [i.tag for i in local_triton_images(client)]
+    except Exception as e:  # noqa: BLE001 - no engine: make_runtime reports it in its own words
+        return None, str(e)
+    cpu = [t for t in local if t.startswith(CPU_IMAGE_REPOSITORY + ":")]
+    if cpu or local:
+        return (cpu or local)[0], f"{DEFAULT_IMAGE} is not on this machine; a local Triton image"
+    return None, "no local Triton image"
+
+
+def server_pid(runtime) -> int | None:
+    """The Triton process on this machine (its RSS is plotted): the embedded server's, or a local container's."""
+    pid = getattr(runtime, "pid", None)
+    if isinstance(pid, int) and pid > 0:
+        return pid
+    container = getattr(runtime, "container", None)
+    if container is None:
+        return None
+    from studio.runtime.images import engine_is_remote
+
+    if engine_is_remote(getattr(runtime, "base_url", None)):
+        return None  # another machine's process table
+    try:
+        container.reload()
+        pid = int(container.attrs["State"]["Pid"])
+    except Exception:  # noqa: BLE001 - a gone container: no memory plot
+        return None
+    return pid if pid > 0 and Path(f"/proc/{pid}").exists() else None
 
 
 def run_dashboard(args) -> int:
@@ -106,9 +149,14 @@ def run_dashboard(args) -> int:
             except Exception as e:  # noqa: BLE001 - unreachable server, unknown model
                 return _fail(1, f"cannot reach model '{args.model}' at {server}: {e}")
         else:
+            image = None
+            if server == "docker":
+                image, why = docker_image(getattr(args, "image", None))
+                if image is not None:
+                    print(f"dashboard: image {image} ({why})", file=sys.stderr)
             print(f"dashboard: starting the {server} Triton on {repo} …", file=sys.stderr)
             try:
-                runtime = make_runtime(server)
+                runtime = make_runtime(server, image=image)
                 endpoints = runtime.start(repo, ServerOptions(models=[args.model]))
             except RuntimeFailure as e:
                 return _fail(1, f"the {server} server did not start: {str(e).splitlines()[0]}")
@@ -118,7 +166,8 @@ def run_dashboard(args) -> int:
             client.wait_model_ready(args.model, timeout_s=60)
         except Exception as e:  # noqa: BLE001
             return _fail(1, str(e).splitlines()[0])
-        return _run_window(app, args, document, client, target, steps, server)
+        return _run_window(app, args, document, client, target, steps, server,
+                           server_pid(runtime) if runtime is not None else None)
     finally:
         if client is not None:
             client.close()
@@ -126,14 +175,14 @@ def run_dashboard(args) -> int:
             runtime.stop()
 
 
-def _run_window(app, args, document, client, target, steps, server) -> int:
+def _run_window(app, args, document, client, target, steps, server, pid: int | None = None) -> int:
     from PySide6.QtCore import QEventLoop, QTimer
 
     from studio.ui.tuning.dashboard import TuningDashboard
 
     concurrency = None if args.rate else (args.concurrency or 16)
     dash = TuningDashboard(target, args.model, document, client, keep=None, concurrency=concurrency,
-                           rate=args.rate, autostart=True)
+                           rate=args.rate, autostart=True, server_pid=pid)
     dash.setWindowTitle(f"Tuning {args.model} — Triton Config Studio")
     dash.resize(1280, 800)
     problems: list[str] = []
