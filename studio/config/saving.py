@@ -227,10 +227,14 @@ def safe_write(
         kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise SaveError(shown, "cannot save", f"it is {kind}", errno.EISDIR if stat.S_ISDIR(st.st_mode) else None)
     if st is not None and not force:
-        if st.st_mode & 0o222 == 0 or not os.access(target, os.W_OK):
+        if st.st_mode & 0o222 == 0:
             raise ReadOnlyFile(
                 shown, "not saved", f"the file is read-only (mode {stat.S_IMODE(st.st_mode):04o}); force to overwrite",
                 errno.EACCES)
+        if not os.access(target, os.W_OK):  # writable, but not by this user: forcing would not help
+            raise SaveError(
+                shown, "not saved", f"permission denied: {_user(os.geteuid())} may not write this file (owner "
+                f"{_user(st.st_uid)}, group {_group(st.st_gid)}, mode {stat.S_IMODE(st.st_mode):04o})", errno.EACCES)
     old = _read_quietly(target) if st is not None else None
     check = expect is not None and not force
 
@@ -339,6 +343,24 @@ def _copy_xattrs(source: str, fd: int) -> bool:
         except OSError:
             return False
     return True
+
+
+def _user(uid: int) -> str:
+    try:
+        import pwd
+
+        return pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _group(gid: int) -> str:
+    try:
+        import grp
+
+        return grp.getgrgid(gid).gr_name
+    except (ImportError, KeyError):
+        return f"gid {gid}"
 
 
 def _umask() -> int:
