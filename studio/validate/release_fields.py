@@ -7,7 +7,10 @@ parser does not know the field.
 
 Regenerate from a clone of github.com/triton-inference-server/common (release branches rYY.MM):
 
-    .venv/bin/python -m studio.validate.release_fields /path/to/common/.git > resources/validate/triton-fields.json
+    .venv/bin/python -m studio.validate.release_fields COMMON_GIT_DIR CORE_GIT_DIR > resources/validate/triton-fields.json
+
+The core's history (src/model_config_utils.cc) adds "rules_added": its message literals by the release that added
+them, so a check Triton gained later (response cache with sequence batching: 2.38) is not reported for older ones.
 """
 
 from __future__ import annotations
@@ -71,11 +74,38 @@ def names_in_proto(text: str) -> set[str]:
     return out
 
 
-def build(git_dir: str) -> dict:
+def _branches(git_dir: str) -> list[str]:
     refs = subprocess.run(["git", "--git-dir", git_dir, "for-each-ref", "--format=%(refname:short)", "refs/heads"],
                           capture_output=True, text=True, check=True).stdout.split()
     # from 23.01 (Triton 2.30): the months-since mapping holds from there on
-    branches = sorted((b for b in refs if re.fullmatch(r"r(2[3-9]|[3-9]\d)\.\d\d", b)), key=lambda b: tuple(map(int, b[1:].split("."))))
+    return sorted((b for b in refs if re.fullmatch(r"r(2[3-9]|[3-9]\d)\.\d\d", b)),
+                  key=lambda b: tuple(map(int, b[1:].split("."))))
+
+
+def rule_messages(source: str) -> set[str]:
+    """The string literals of model_config_utils.cc that read as messages (a space, 12+ characters)."""
+    return {m for m in re.findall(r'"((?:[^"\\\n]|\\.)*)"', source) if " " in m.strip() and len(m.strip()) >= 12}
+
+
+def build_rules(core_git_dir: str) -> dict[str, str]:
+    """Message fragments of Triton core's src/model_config_utils.cc (its config checks) -> the release that added
+    them, for fragments newer than 2.30."""
+    first: dict[str, str] = {}
+    oldest = None
+    for b in _branches(core_git_dir):
+        show = subprocess.run(["git", "--git-dir", core_git_dir, "show", f"{b}:src/model_config_utils.cc"],
+                              capture_output=True, text=True)
+        if show.returncode != 0:
+            continue
+        rel = release_of_branch(b)
+        oldest = oldest or rel
+        for msg in rule_messages(show.stdout):
+            first.setdefault(msg, rel)
+    return {k: v for k, v in sorted(first.items()) if v != oldest}
+
+
+def build(git_dir: str, core_git_dir: str | None = None) -> dict:
+    branches = _branches(git_dir)
     first: dict[str, str] = {}
     releases = []
     for b in branches:
@@ -88,13 +118,18 @@ def build(git_dir: str) -> dict:
         for name in names_in_proto(show.stdout):
             first.setdefault(name, rel)
     oldest = releases[0]
-    return {
+    out = {
         "source": "github.com/triton-inference-server/common protobuf/model_config.proto, release branches "
                   f"{branches[0]}..{branches[-1]} (rYY.MM = Triton 2.(30 + months since 23.01))",
         "releases": releases,
         "added": {k: v for k, v in sorted(first.items()) if v != oldest},
         "oldest": oldest,
     }
+    if core_git_dir:
+        out["rules_source"] = ("github.com/triton-inference-server/core src/model_config_utils.cc, the same release "
+                               "branches: its message literals, by the release that added them")
+        out["rules_added"] = build_rules(core_git_dir)
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -122,11 +157,24 @@ def unknown_to(version: str, full_name: str) -> str | None:
     return rel
 
 
+def rule_added_in(fragment: str) -> str | None:
+    """The release whose model_config_utils.cc first has a message containing `fragment` (None: 2.30 or older)."""
+    hits = [rel for msg, rel in table().get("rules_added", {}).items() if fragment in msg]
+    return min(hits, key=_key) if hits else None
+
+
+def rule_known_to(version: str, fragment: str) -> bool:
+    """Whether Triton `version` has the config check whose message contains `fragment`."""
+    rel = rule_added_in(fragment)
+    return rel is None or _key(version) >= _key(rel)
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: python -m studio.validate.release_fields GIT_DIR_OF_triton-inference-server/common", file=sys.stderr)
+    if len(argv) not in (2, 3):
+        print("usage: python -m studio.validate.release_fields COMMON_GIT_DIR [CORE_GIT_DIR]  "
+              "(clones of github.com/triton-inference-server/common and .../core)", file=sys.stderr)
         return 2
-    print(json.dumps(build(argv[1]), indent=1))
+    print(json.dumps(build(argv[1], argv[2] if len(argv) == 3 else None), indent=1))
     return 0
 
 

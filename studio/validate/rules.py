@@ -290,13 +290,17 @@ def check_sequence_batching(ctx: Context) -> None:
         return
     sb = c.sequence_batching
     if c.response_cache.enable:
-        ctx.error(
-            "cache.sequence",
-            f"Response Cache does not currently support model {n} with sequence batching scheduler. Please "
-            "disable the response cache.",
-            "response_cache.enable",
-            edits=(Edit("clear", "response_cache"),),
-        )
+        from studio.validate.release_fields import rule_added_in, rule_known_to
+
+        fragment = "with sequence batching scheduler. Please disable the response"
+        message = (f"Response Cache does not currently support model {n} with sequence batching scheduler. Please "
+                   "disable the response cache.")
+        if rule_known_to(ctx.triton_version, fragment):
+            ctx.error("cache.sequence", message, "response_cache.enable", edits=(Edit("clear", "response_cache"),))
+        else:  # the check came later (model_config_utils.cc history): this release loads it
+            ctx.warning("cache.sequence",
+                        f"Triton {ctx.triton_version} loads this, but Triton {rule_added_in(fragment)} and later refuse "
+                        f"it: {message}", "response_cache.enable", edits=(Edit("clear", "response_cache"),))
     for kind in (CONTROL.CONTROL_SEQUENCE_START, CONTROL.CONTROL_SEQUENCE_END, CONTROL.CONTROL_SEQUENCE_READY):
         _check_control(ctx, sb, kind, typed=False)
     corrid = _check_control(ctx, sb, CONTROL.CONTROL_SEQUENCE_CORRID, typed=True)

@@ -103,3 +103,21 @@ def test_missing_model_py_says_triton_stays_loading(tmp_path):
     repo = _repo(tmp_path, "m", py_config(None), {"1/.keep": ""})
     msgs = [f.message for f in validate_model(repo, "m") if f.severity == "error"]
     assert any("the model stays LOADING" in m for m in msgs), msgs
+
+
+def test_a_check_triton_gained_later_follows_the_release():
+    from studio.validate.release_fields import rule_added_in
+
+    assert table()["rules_source"].startswith("github.com/triton-inference-server/core")
+    assert rule_added_in("with sequence batching scheduler") == "2.38"
+    doc = ConfigDocument.parse('name: "m"\nbackend: "identity"\nmax_batch_size: 4\n'
+                               'input [ { name: "I" data_type: TYPE_FP32 dims: [ 4 ] } ]\n'
+                               'output [ { name: "O" data_type: TYPE_FP32 dims: [ 4 ] } ]\n'
+                               "sequence_batching { }\nresponse_cache { enable: true }\n")
+
+    def sev(version):
+        return [f.severity for f in validate_config(doc, model_name="m", options=Options(triton_version=version))
+                if f.rule == "cache.sequence"]
+
+    assert sev("2.51") == ["error"]
+    assert sev("2.37") == ["warning"]
