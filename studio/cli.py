@@ -700,7 +700,12 @@ def cmd_bench(args) -> int:
         client.statistics_delta(args.model)
     except Exception:  # noqa: BLE001
         client = None
-    result = LoadGenerator(target, requests, spec).run()
+    gen = LoadGenerator(target, requests, spec).start()
+    gone = _watch_for_dead_server(gen, target)
+    result = gen.wait()
+    if gone is not None:
+        print(f"bench: {gone}", file=sys.stderr)
+        return 1
     out = result.summary()
     out["avg_batch_size"] = None
     if client is not None:
@@ -723,6 +728,56 @@ def cmd_bench(args) -> int:
         print(f"bench: stopped: too many errors ({result.error_detail})", file=sys.stderr)
         return 1
     return 0
+
+
+def _server_refuses(target: str) -> bool:
+    """Whether a TCP connection to the gRPC target is refused (nothing listens there any more)."""
+    import socket
+
+    host, _, port = target.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=0.5):
+            return False
+    except ConnectionRefusedError:
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def _watch_for_dead_server(gen, target: str, tick_s: float = 0.25, dead_after_s: float = 1.0) -> str | None:
+    """Watch a running load generator; when the server dies (every request fails as UNAVAILABLE and nothing
+    completes for dead_after_s, or the port refuses connections while requests fail) stop it and say so in one
+    line. None when the run ended by itself."""
+    import time
+
+    started = time.monotonic()
+    last_ok = started
+    completed = 0
+    failing_since: float | None = None
+    errors: dict[str, int] = {}
+    while gen.running:
+        time.sleep(tick_s)
+        w = gen.window()
+        now = time.monotonic()
+        completed += w.completed
+        if w.completed:
+            last_ok = now
+            failing_since = None
+            continue
+        if not w.errors.get("UNAVAILABLE"):  # a model's own errors (INTERNAL, ...) are not a dead server
+            continue
+        for code, n in w.errors.items():
+            errors[code] = errors.get(code, 0) + n
+        failing_since = failing_since or now
+        if now - failing_since >= dead_after_s or _server_refuses(target):
+            gen.stop()
+            reason = ", ".join(f"{n} {code}" for code, n in errors.items())
+            return (f"the server at {target} stopped answering {last_ok - started:.1f} s into the run ({reason}); "
+                    f"{completed} request(s) completed before: no figures (they would average in the dead time)")
+    if failing_since is not None and _server_refuses(target):  # it stopped itself on errors between two looks
+        return (f"the server at {target} stopped answering {last_ok - started:.1f} s into the run; "
+                f"{completed} request(s) completed before: no figures (they would average in the dead time)")
+    return None
 
 
 def cmd_tune(args) -> int:
