@@ -194,6 +194,8 @@ class DocumentController(QObject):
     """The file changed on disk while there are unsaved edits: the window asks what to do."""
     sig_saved = Signal(str)
     """The file was written."""
+    sig_file_gone = Signal(str)
+    """The file was deleted (or moved away) on disk while open: the text lives only here and in the recovery file."""
 
     def __init__(self, path: str | None = None, text: str | None = None, model_name: str | None = None, parent=None) -> None:
         super().__init__(parent)
@@ -221,6 +223,9 @@ class DocumentController(QObject):
             data, self._stamp = read_file(path)
             text = data.decode("utf-8")
         self._disk_text = text if path else None
+        # the file is gone from disk (deleted while open, or a recovered text whose file no longer exists): the
+        # text is unsaved whatever the undo stack says, and its recovery file is kept
+        self.file_gone = bool(path) and not os.path.exists(path)
         try:
             self.document = ConfigDocument.parse(text, filename=path)
         except ParseError as e:
@@ -232,10 +237,12 @@ class DocumentController(QObject):
         self._folder = _ModelFolder(*where) if where is not None else None
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._watcher = QFileSystemWatcher(self)
-        if path:
+        self._watcher.fileChanged.connect(self._on_file_changed)
+        if path and not self.file_gone:
             self._watcher.addPath(path)
-            self._watcher.fileChanged.connect(self._on_file_changed)
         self._validate_timer.start()
+        if self.file_gone:
+            self._recovery_timer.start()
 
     def _on_clean_changed(self, clean: bool) -> None:
         self.sig_dirty_changed.emit(not clean)
@@ -249,7 +256,8 @@ class DocumentController(QObject):
 
     @property
     def dirty(self) -> bool:
-        return not self.undo_stack.isClean() or self._pending_text not in (None, self._disk_text)
+        return (self.file_gone or not self.undo_stack.isClean()
+                or self._pending_text not in (None, self._disk_text))
 
     # -- edits --------------------------------------------------------------------------------------------------
     def edit(self, description: str, fn, source: str = "form") -> None:
@@ -422,8 +430,10 @@ class DocumentController(QObject):
         if target != self.path:
             where = model_folder_of(target)
             self._folder = _ModelFolder(*where) if where is not None else None
+            self.discard_own_recovery()  # kept under the old name's key (Save As): the text is saved now
         self.path = target
         self._disk_text = self.text
+        self.file_gone = False
         self.undo_stack.setClean()
         self._watcher.addPath(target)
         self.discard_own_recovery()
@@ -441,6 +451,8 @@ class DocumentController(QObject):
 
     def _on_file_changed(self, path: str) -> None:
         if not os.path.exists(path):
+            # deleted, or replaced by an editor that writes a new file and renames it: look again shortly
+            QTimer.singleShot(200, self, lambda p=path: self._check_gone(p))
             return
         if path not in self._watcher.files():  # editors that replace the file drop the watch
             self._watcher.addPath(path)
@@ -456,6 +468,17 @@ class DocumentController(QObject):
             self.sig_external_change.emit()
         else:
             self.reload_from_disk()
+
+    def _check_gone(self, path: str) -> None:
+        if path != self.path or self.file_gone:
+            return
+        if os.path.exists(path):
+            self._on_file_changed(path)  # it was replaced: reload or ask as for any change
+            return
+        self.file_gone = True
+        self.write_recovery()  # at once: the text exists nowhere else now
+        self.sig_dirty_changed.emit(True)
+        self.sig_file_gone.emit(path)
 
     def disk_text(self) -> str:
         assert self.path is not None

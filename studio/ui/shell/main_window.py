@@ -445,6 +445,7 @@ class MainWindow(QMainWindow):
         controller.sig_dirty_changed.connect(lambda _d, ed=editor: self._update_title(ed))
         controller.sig_saved.connect(lambda p: self.status.setText(f"saved {p}"))
         controller.sig_external_change.connect(lambda ed=editor: self._external_change(ed))
+        controller.sig_file_gone.connect(lambda p, ed=editor: self._file_gone(ed, p))
         title = Path(path).parent.name
         self.tabs.addTab(editor, title)
         self.tabs.setCurrentWidget(editor)
@@ -575,12 +576,56 @@ class MainWindow(QMainWindow):
         return "keep"
 
     def offer_recovery(self) -> None:
+        B = QMessageBox.StandardButton
         for info in recovery_files():
             path = info.get("path")
+            if path and not Path(path).exists():
+                r = self.ask("Recover unsaved edits", f"The studio closed with unsaved edits to {path}, which no "
+                             "longer exists. Open them and save them somewhere (Save As)?")
+                if r != B.Yes:
+                    discard_recovery(info)  # the user's choice
+                    continue
+                ed = self._open_gone(path, info["text"])
+                if ed is None:
+                    continue  # the recovery file stays for the next start
+                discard_recovery(info)
+                ed.controller.write_recovery()  # the open tab's own (same file name: kept until saved)
+                self.save_editor_as(ed)
+                continue
             r = self.ask("Recover unsaved edits", f"The studio closed with unsaved edits to {path}. Restore them?")
-            if r == QMessageBox.StandardButton.Yes and path and Path(path).exists():
+            if r == B.Yes and path:
                 self.open_config(path, text=info["text"])
             discard_recovery(info)
+
+    def _open_gone(self, path: str, text: str) -> ConfigEditor | None:
+        """A tab for text whose file no longer exists: dirty, its recovery kept, saved with Save As."""
+        try:
+            controller = DocumentController(path, text=text)
+        except ValueError as e:
+            self.status.setText(f"{path}: {e}")
+            return None
+        editor = ConfigEditor(controller)
+        editor.sig_status.connect(self.status.setText)
+        banner = ConfigDriftBanner()
+        editor.layout().insertWidget(0, banner)
+        editor.drift_banner = banner
+        self.undo_group.addStack(controller.undo_stack)
+        controller.sig_dirty_changed.connect(lambda _d, ed=editor: self._update_title(ed))
+        controller.sig_saved.connect(lambda p: self.status.setText(f"saved {p}"))
+        self.tabs.addTab(editor, Path(path).parent.name)
+        self.tabs.setCurrentWidget(editor)
+        self._update_title(editor)
+        return editor
+
+    def _file_gone(self, ed: ConfigEditor, path: str) -> None:
+        """The open file was deleted on disk: keep the text (the tab is dirty, the recovery file kept) and offer
+        Save As."""
+        self._update_title(ed)
+        self.status.setText(f"{path} was deleted on disk: your text is kept (and in a recovery file)")
+        r = self.ask("File deleted", f"{path} was deleted on disk. Your text is still open here and kept in a "
+                     "recovery file. Save it somewhere (Save As)?")
+        if r == QMessageBox.StandardButton.Yes:
+            self.save_editor_as(ed)
 
     # -- tools --------------------------------------------------------------------------------------------------
     def find_field(self) -> None:
