@@ -156,12 +156,39 @@ def make_backends_dir(base: str | None = None) -> Path:
     return d
 
 
+def _referenced(d: Path) -> bool:
+    """Whether a running process names `d` on its command line (a server's --backend-directory, its stubs)."""
+    needle = os.fsencode(str(d))
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return True
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if needle in f.read():
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+_UNNAMED_STALE_S = 600.0
+
+
 def _owner_alive(d: Path) -> bool:
-    """Whether the process that made `d` still runs. Folders not named `<prefix><pid>-<random>` (an older
-    studio's) count as alive: nothing tells whose they are."""
+    """Whether the process that made `d` still runs. A folder not named `<prefix><pid>-<random>` (an older
+    studio's) counts as alive while it is younger than 10 minutes or a running process names it."""
     head, dash, _ = d.name[len(BACKENDS_PREFIX):].partition("-")
     if not (dash and head.isdigit()):
-        return True
+        try:
+            import time
+
+            if time.time() - d.stat().st_mtime < _UNNAMED_STALE_S:
+                return True
+        except OSError:
+            return False
+        return _referenced(d)
     try:
         pid_s, start = (d / _OWNER_FILE).read_text().split()
         pid = int(pid_s)
