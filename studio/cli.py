@@ -459,9 +459,7 @@ def cmd_serve(args) -> int:
     finally:
         runtime.stop()
         print("serve: stopped", file=sys.stderr)
-    if got and code == 0:
-        return 128 + got[0]  # 130 after Ctrl-C, 143 after SIGTERM, as for the other commands
-    return code
+    return code  # Ctrl-C / SIGTERM once ready is the way serve ends: 0 (during start-up: 130 / 143)
 
 
 def _studio_servers(with_grpc: bool = False) -> list[tuple]:
