@@ -110,7 +110,14 @@ def _os_line(path, what: str, e: OSError) -> str:
 def cmd_fmt(args) -> int:
     from studio.config import ParseError, SaveError, atomic_write
     from studio.config.format import canonical_text
+    from studio.repository.storage import ReadOnlyError, check_writable
 
+    try:
+        for path in args.paths:
+            check_writable(path)
+    except ReadOnlyError as e:
+        print(e, file=sys.stderr)
+        return 1
     status = 0
     files = _config_files(args.paths)
     if not files:
@@ -182,7 +189,13 @@ def cmd_get(args) -> int:
 def cmd_set(args) -> int:
     from studio.config import EditError, ParseError, PathError, SaveError
     from studio.config.values import check_value, parse_value_text
+    from studio.repository.storage import ReadOnlyError, check_writable
 
+    try:
+        check_writable(args.path)
+    except ReadOnlyError as e:
+        print(e, file=sys.stderr)
+        return 1
     doc = _load_or_report(args.path)
     if doc is None:
         return 1

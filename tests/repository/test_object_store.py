@@ -187,6 +187,26 @@ def test_writing_is_refused_in_one_line(s3):
     check_writable(repo.path)  # closed: an ordinary folder name again
 
 
+
+@pytest.mark.parametrize("args", [
+    ["set", f"{URL}/add_sub/config.pbtxt", "max_batch_size", "8"],
+    ["set", f"{URL}/add_sub/config.pbtxt", "max_batch_size", "8", "--force"],
+    ["fmt", f"{URL}/add_sub/config.pbtxt"],
+    ["fmt", URL],
+    ["fmt", "--check", f"{URL}/add_sub"],
+])
+def test_set_and_fmt_on_a_url_say_read_only_in_one_line_and_write_nothing(s3, args):
+    boto3 = _need("boto3", "boto3 (moto[server] brings it)")
+    client = boto3.client("s3")
+    key = f"{PREFIX}/add_sub/config.pbtxt"
+    before = client.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+    r = cli(s3, *args)
+    line = one_line(r)
+    assert r.returncode == 1, r.stderr
+    assert "read-only" in line and line.startswith(args[-1] if args[0] == "fmt" else args[1]), line
+    assert "No such file" not in line and r.stdout == "", (r.stdout, r.stderr)
+    assert client.get_object(Bucket=BUCKET, Key=key)["Body"].read() == before
+
 def test_export_reads_the_bucket_and_points_the_cluster_at_it(s3):
     r = cli(s3, "export", URL, "--to", "kserve")  # a broken config: named by its URL, nothing exported
     assert r.returncode == 1 and one_line(r).startswith(f"export: {URL}/broken/config.pbtxt: ") \
