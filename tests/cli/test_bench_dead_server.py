@@ -48,6 +48,7 @@ def test_bench_stops_when_the_server_dies_mid_run(tmp_path):
             bench.kill()
             bench.wait()
         rt.stop()
+    print(f"bench stopped {took:.2f} s after the server was killed")
     assert took < scaled_s(3), f"bench took {took:.1f} s to notice the dead server"
     assert bench.returncode == 1, (bench.returncode, err)
     assert "Traceback" not in err
