@@ -69,7 +69,7 @@ def main() -> int:
         pump(4.0)
         rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
         seconds = float(os.environ.get("BENCH_SECONDS", "8"))
-        headless, window, stalls, cpu = [], [], [], []
+        headless, window, stalls, cpu, loads = [], [], [], [], []
         for _ in range(rounds):
             dash.engine.stop()
             pump(1.0)
@@ -82,6 +82,7 @@ def main() -> int:
             c0, w0 = time.process_time(), time.monotonic()
             pump(seconds)
             cpu.append(100 * (time.process_time() - c0) / (time.monotonic() - w0))
+            loads.append(os.getloadavg()[0])  # the machine's 1-min load (other users' work counts)
             k = dash.series.total - n0
             tp = dash.series.column("throughput")[-k:]
             window.append(float(tp[tp == tp].mean()))
@@ -93,6 +94,8 @@ def main() -> int:
               f"{ratio:.3f}x over {rounds} alternating rounds of {seconds:.0f} s (goal >= 0.95x)")
         print(f"the window's process (UI, plots, sample reader; the load runs in its own process): "
               f"{', '.join(f'{c:.0f}' for c in cpu)} % of a core per round")
+        print(f"machine load average (1 min) after each in-window round: {', '.join(f'{x:.1f}' for x in loads)} "
+              f"on {os.cpu_count()} CPUs")
         print(f"longest event-loop stall while plotting at 4 Hz with load: {max(stalls):.0f} ms "
               f"(per round: {', '.join(f'{x:.0f}' for x in stalls)}; goal < 50 ms)")
         # 1. slider release -> first sample of the new config

@@ -274,7 +274,8 @@ class LiveEngine:
         eps = getattr(self.client, "endpoints", None)
         cfg = {"target": self.target, "requests": reqs, "concurrency": self.concurrency, "rate": self.rate,
                "poisson": self.poisson, "model": self.model, "period_s": self.period_s,
-               "http": eps.http if eps is not None else None, "metrics": eps.metrics if eps is not None else None}
+               "http": eps.http if eps is not None else None, "metrics": eps.metrics if eps is not None else None,
+               "server_pid": self.server_pid}
         self.load_error = None
         self._proc_running = self._proc.send("start", cfg)
         self.paused = False
@@ -413,7 +414,9 @@ class LiveEngine:
     def _metrics(self, s: Sample) -> None:
         self._metrics_n += 1
         due = self._metrics_n % self._metrics_every == 1
-        if self.server_pid is not None:
+        if s.server_rss_mb is not None:
+            self.memory_source = "rss"  # read by the load's process
+        elif self.server_pid is not None and self.in_process:
             if due:
                 self._last_rss = process_tree_rss_mb(self.server_pid)
                 if self._last_rss is not None:

@@ -5,7 +5,8 @@ The child (`python -m studio.tuning.loadproc FD`) runs the real LoadGenerator an
 from the window histograms, server figures from the statistics API) and streams every Sample back over a
 socket; the parent (LoadProcess) reads them on a thread and hands them to a callback. Commands go the other way:
 
-    ("start", {"target", "requests", "concurrency", "rate", "poisson", "http", "metrics", "model", "period_s"})
+    ("start", {"target", "requests", "concurrency", "rate", "poisson", "http", "metrics", "model", "period_s",
+               "server_pid"})
     ("concurrency", n)   ("rate", r)   ("stop", None)   ("exit", None)
 
 Events from the child: ("sample", Sample), ("stopped", reason), ("error", message), ("ready", None).
@@ -67,6 +68,21 @@ def _child(fd: int) -> int:
         gen = LoadGenerator(cfg["target"], cfg["requests"], spec).start()
         sampler = Sampler(gen, client, cfg.get("model"), period_s=cfg.get("period_s", 0.25), gpu_metrics=False,
                           keep_histograms=1)
+        pid = cfg.get("server_pid")
+        if pid:
+            # the server's RSS, read here (a /proc scan every 2 s) rather than in the UI's process
+            from studio.tuning.live import process_tree_rss_mb
+
+            every = max(1, round(2.0 / cfg.get("period_s", 0.25)))
+            rss = {"n": 0, "mb": None}
+
+            def add_rss(s) -> None:
+                if rss["n"] % every == 0:
+                    rss["mb"] = process_tree_rss_mb(pid)
+                rss["n"] += 1
+                s.server_rss_mb = rss["mb"]
+
+            sampler.subscribe(add_rss)
         sampler.subscribe(lambda s: send(("sample", s)))
         state["gen"], state["sampler"] = gen, sampler
         sampler.start()
