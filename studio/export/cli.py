@@ -25,7 +25,8 @@ def add_parser(sub) -> None:
     e.add_argument("repository", metavar="REPO", help="a repository folder, or an s3:// gs:// az:// URL (read through the "
                    "cloud extra; it is then the default --storage-uri)")
     e.add_argument("--to", required=True, choices=TARGETS, help="kserve: InferenceService; helm: values for Triton's "
-                   "k8s-onprem chart; compose: the studio's local container as a compose file")
+                   "chart that reads --storage-uri (k8s-onprem, aws or gcp); compose: the studio's local container "
+                   "as a compose file")
     e.add_argument("--image", metavar="I", help="Triton image (default NVIDIA's tritonserver 24.10-py3)")
     e.add_argument("--gpus", metavar="N", help="GPUs per replica: a count (compose: also all/none); default 1 (all "
                    "for compose) when a model wants a GPU, else 0")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import enum
-import socket
 import threading
 import time
 import urllib.request
@@ -12,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.runtime.errors import PortInUse, ReadinessTimeout, RepositoryNotFound
+from studio.runtime.errors import ReadinessTimeout, RepositoryNotFound
 
 LABEL = "triton-config-studio"  # container label / process marker of studio-owned servers
 
@@ -108,32 +107,24 @@ class LogStream:
 
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free on both loopback families (studio.runtime.localhost)."""
+    from studio.runtime import localhost
+
+    return localhost.free_port()
 
 
 def check_port_free(port: int, what: str) -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            raise PortInUse(port, what) from None
+    """PortInUse unless the port is free on 127.0.0.1 and [::1]; the error names the holder when the OS tells."""
+    from studio.runtime import localhost
+
+    localhost.check_port_free(port, what)
 
 
 def choose_ports(options: ServerOptions) -> tuple[int, int, int]:
-    ports = []
-    for given, what in ((options.http_port, "HTTP"), (options.grpc_port, "gRPC"), (options.metrics_port, "metrics")):
-        if given:
-            check_port_free(given, what)
-            ports.append(given)
-        else:
-            p = free_port()
-            while p in ports:
-                p = free_port()
-            ports.append(p)
-    return ports[0], ports[1], ports[2]
+    """The same port choice for every runtime (embedded and Docker): both loopback families checked."""
+    from studio.runtime import localhost
+
+    return localhost.choose_ports(options.http_port, options.grpc_port, options.metrics_port)
 
 
 def check_repository(repository: str | Path) -> Path:
