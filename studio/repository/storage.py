@@ -78,6 +78,15 @@ def check_writable(path: str | os.PathLike) -> None:
             raise ReadOnlyError(read_only_message(path))
 
 
+def _install_hint() -> str:
+    """How to get the cloud backends: pip for an installed studio, a rebuild for a PyInstaller bundle."""
+    import sys
+
+    if getattr(sys, "frozen", False):
+        return "this bundle was built without them: rebuild it with packaging/pyinstaller/build.sh --with-cloud"
+    return "pip install 'triton-config-studio[cloud]'"
+
+
 def _filesystem(url: str):
     """(fsspec file system, path inside it) for a URL; StorageError (one line) when the backend is missing."""
     s = scheme(url)
@@ -87,12 +96,12 @@ def _filesystem(url: str):
         from fsspec.core import url_to_fs
     except ImportError:
         raise StorageError(f"{url}: reading {s}:// repositories needs fsspec and {backend or 'its backend'}: "
-                           "pip install 'triton-config-studio[cloud]'") from None
+                           f"{_install_hint()}") from None
     try:
         fs, path = url_to_fs(url)
     except ImportError:
         raise StorageError(f"{url}: reading {s}:// repositories needs the {backend} package: "
-                           "pip install 'triton-config-studio[cloud]'") from None
+                           f"{_install_hint()}") from None
     except (ValueError, TypeError) as e:
         raise StorageError(f"{url}: not a valid {s}:// location: {_one_line(e)}") from None
     return fs, path.rstrip("/")
