@@ -303,14 +303,17 @@ def next_load(ok: Measurement | None, bad: Measurement | None, budget_ms: float,
         elif below is not None and below.p99_ms and p <= below.p99_ms:
             slope = 0.02
         guess = round(c * (budget_ms / p) ** (1 / slope)) if budget_ms > p else c + 1
-        return min(hi, 4 * c, max(c + 1, round(1.25 * c), guess))
+        # close to the budget already (e.g. the leader's knee tried on a neighbour): one resolution step
+        step = 1 + KNEE_RESOLUTION if p >= 0.85 * budget_ms else 1.25
+        return min(hi, 4 * c, max(c + 1, math.ceil(step * c), guess))
     if bad is not None:
         c = bad.point.concurrency
         if c <= lo:
             return None
         p = max(bad.p99_ms or 0.0, 1e-6)
         guess = round(c * target / p)
-        return max(lo, -(-c // 4), min(c - 1, round(0.8 * c), guess))
+        step = 1 / (1 + KNEE_RESOLUTION) if p <= 1.15 * budget_ms else 0.8
+        return max(lo, -(-c // 4), min(c - 1, math.floor(step * c), guess))
     return None
 
 
@@ -437,9 +440,9 @@ class Tuner:
                     break  # more load adds latency, not throughput
             elif bad is None or m.point.concurrency < bad.point.concurrency:
                 bad = m
-            if leader is not None and leader.within(self.p99_budget_ms) and \
-                    not m.within(self.p99_budget_ms) and m.throughput < 0.9 * leader.throughput:
-                break  # over the budget already and still well below the leader: it cannot win
+            if leader is not None and leader.within(self.p99_budget_ms) and m.throughput < 0.9 * leader.throughput \
+                    and (m.p99_ms or 0) >= 0.8 * self.p99_budget_ms:
+                break  # near or over the budget already and still well below the leader: it cannot win
             nxt = next_load(ok, bad, self.p99_budget_ms, lo, hi, below)
             if nxt is None:
                 break
@@ -462,24 +465,29 @@ class Tuner:
             return knees[key]
 
         best = evaluate(current, None)
+        dirty = set(AXES)  # axes to walk: all at first; later only those walked before another axis moved
         for _ in range(passes):
             improved = False
             for axis in AXES:
                 values = space.values(axis)
-                if len(values) < 2 or self.out_of_time():
+                if axis not in dirty or len(values) < 2 or self.out_of_time():
                     continue
                 if current.max_batch_size <= 0 and axis != "instances":
                     continue  # a model without batching has only instances (and the load)
+                dirty.discard(axis)
                 here = getattr(current, axis)
                 idx = values.index(here) if here in values else 0
+                moved = False
                 for direction in (1, -1):
+                    if moved:
+                        break  # it improved going up: going down leads back where it came from
                     j = idx + direction
                     misses = 0
                     while 0 <= j < len(values) and not self.out_of_time():
                         cand = replace(current, **{axis: values[j]})
                         m = evaluate(cand, best)
                         if self._score(m) > self._score(best) * 1.02 or (self._score(best) < 0 < self._score(m)):
-                            best, current, improved = m, cand, True
+                            best, current, improved, moved = m, cand, True, True
                             misses = 0
                         elif axis == "instances" and misses == 0 and self._score(m) >= NOISE_BAND * self._score(best) > 0:
                             misses = 1  # within the noise of the leader: one more instance step before giving up
@@ -488,7 +496,9 @@ class Tuner:
                         j += direction  # keep walking while it helps
                     if current.config_key() != best.point.config_key():
                         current = best.point.config()
-            if not improved:
+                if moved:
+                    dirty |= set(AXES) - {axis}  # the others were walked around a point that is gone
+            if not improved or not dirty:
                 break
         return self._result(list(knees.values()), time.monotonic() - t0)
 
@@ -525,7 +535,9 @@ class Tuner:
         base = None
         if baseline is not None:
             base = self.knee(baseline.config(), space, probes=3)  # a reference, not a candidate
+        t_base = time.monotonic()
         found = self.search(space)
+        t_search = time.monotonic()
         self._reserve_s = 0.0
         candidates = [k for k in found.knees if k.within(self.p99_budget_ms)][:top]
         confirmed: list[Confirmed] = []
@@ -560,6 +572,7 @@ class Tuner:
                 if len(c.throughputs) >= 2 and c.spread > 0.10:
                     notes.append(f"{c.point.label()} moved {c.spread:.0%} between rounds: the machine's load "
                                  "changed during the measurement; treat small margins as noise")
+        t_confirm = time.monotonic()
         margin = None
         if len(confirmed) >= 2 and len(confirmed[0].throughputs) >= 2 and len(confirmed[1].throughputs) >= 2:
             cmp = compare(confirmed[1].throughputs, confirmed[0].throughputs)
@@ -571,6 +584,8 @@ class Tuner:
         load1 = _loadavg()
         wall = time.monotonic() - t0
         machine = {"loadavg_start": load0, "loadavg_end": load1, "cpus": os.cpu_count(),
+                   "phases_s": {"baseline": round(t_base - t0, 1), "search": round(t_search - t_base, 1),
+                                "confirmation": round(t_confirm - t_search, 1)},
                    "client_cpu_share": round((time.process_time() - cpu0) / wall, 2) if wall > 0 else None}
         cpus = os.cpu_count() or 1
         if load0 is not None and load0 > 0.5 * cpus:  # before our load started: other work on this machine

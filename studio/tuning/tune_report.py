@@ -48,6 +48,10 @@ def report_text(result: TuneResult, model: str, budget_ms: float, perf_analyzer:
         share = mach.get("client_cpu_share")
         lines.append(f"# machine: {mach.get('cpus')} CPUs, load average {mach.get('loadavg_start')} -> "
                      f"{mach.get('loadavg_end')}" + (f", the client used {share:.0%} of a core" if share else ""))
+    phases = mach.get("phases_s") if mach else None
+    if phases:
+        lines.append(f"# time: baseline {phases['baseline']:.0f} s, search {phases['search']:.0f} s, "
+                     f"confirmation {phases['confirmation']:.0f} s")
     for note in result.notes:
         lines.append(f"# note: {note}")
     if perf_analyzer:

@@ -129,8 +129,11 @@ def _m(c: int, x: float, p99: float) -> Measurement:
 def test_next_load_brackets_then_interpolates():
     # far under the budget: jump by the p99 ratio, at most 4x
     assert next_load(_m(8, 1000, 2.0), None, 20, 1, 256) == 32
-    # near the budget: a small step, at least +25%
-    assert next_load(_m(16, 1000, 18.0), None, 20, 1, 256) == 20
+    # well under the budget: at least +25%
+    assert next_load(_m(16, 1000, 12.0), None, 20, 1, 256) == 27
+    # near the budget (a neighbour tried at the leader's load): one resolution step either way
+    assert next_load(_m(16, 1000, 18.0), None, 20, 1, 256) == 18
+    assert next_load(None, _m(25, 1000, 21.0), 20, 1, 256) == 22
     # over the budget: come down by the ratio
     assert next_load(None, _m(64, 1000, 40.0), 20, 1, 256) == 31
     # inside a bracket: interpolate (log-log), never at an end
