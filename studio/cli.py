@@ -1013,6 +1013,8 @@ def build_parser() -> argparse.ArgumentParser:
     db.add_argument("repository", help="the model repository")
     db.add_argument("--model", required=True, help="the model to tune")
     db.add_argument("--server", default="embedded", help="embedded (default), docker, or a Triton URL (grpc://HOST:PORT)")
+    db.add_argument("--image", metavar="I", help="with --server docker: the Triton image (default NVIDIA's when local, "
+                    "else a local Triton image; never pulled)")
     load = db.add_mutually_exclusive_group()
     load.add_argument("--concurrency", type=_int_in(1, MAX_CONCURRENCY, "a request count"), help="requests in flight (default 16)")
     load.add_argument("--rate", type=_positive_float, help="requests per second")

@@ -7,6 +7,7 @@ linked, scrolling x axes. One server for the module."""
 from __future__ import annotations
 
 import re
+import time
 
 import numpy as np
 import pytest
@@ -206,27 +207,42 @@ def test_step_and_ramp_shapes_drive_the_load(qtbot, make_dash):
 
 
 def test_a_trace_csv_picked_in_the_dialog_drives_the_rate(qtbot, make_dash, tmp_path):
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication, QFileDialog
+    from PySide6.QtCore import Qt, QTimer
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit
 
     trace = tmp_path / "rate.csv"
     trace.write_text("t_s,requests_per_s\n0,40\n3,400\n6,400\n", encoding="utf-8")
     dash = make_dash(batching=True, concurrency=4)
     dash.side_tabs.setCurrentIndex(1)
     picked = []
+    deadline = time.monotonic() + scaled(10_000) / 1000
 
     def pick():
-        dlg = QApplication.activeModalWidget()
-        if not isinstance(dlg, QFileDialog):
-            QTimer.singleShot(50, pick)
+        # the open file dialog among the top-level widgets; the user types the path and presses Enter
+        dlg = next((w for w in QApplication.topLevelWidgets() if isinstance(w, QFileDialog) and w.isVisible()), None)
+        if dlg is None:
+            if time.monotonic() < deadline:
+                QTimer.singleShot(50, pick)
+            return  # no file dialog came: the asserts below fail
+        if time.monotonic() > deadline:
+            dlg.reject()  # fail, do not hang
             return
-        dlg.selectFile(str(trace))
-        picked.append(dlg.windowTitle())
-        dlg.accept()
+        edit = dlg.findChild(QLineEdit, "fileNameEdit")
+        if not picked:
+            picked.append(dlg.windowTitle())
+        if edit is not None:
+            edit.setFocus()
+            edit.setText(str(trace))
+            QTest.keyClick(edit, Qt.Key.Key_Return)
+        QTimer.singleShot(100, pick)  # until it has closed
 
     QTimer.singleShot(50, pick)
     t0 = dash.engine.now()
-    _choose(dash.shape, "trace CSV…")
+    target = dash.shape.findText("trace CSV…")
+    dash.shape.setFocus()
+    for _ in range(target - dash.shape.currentIndex()):  # the last key press opens the dialog, once
+        QTest.keyClick(dash.shape, Qt.Key.Key_Down)
     assert picked == ["Rate trace (t_s,requests_per_s)"]
     assert dash.mode.currentIndex() > 0 and dash.engine.rate is not None  # switched to rate mode
     qtbot.waitUntil(lambda: dash.engine.rate == 400, timeout=scaled(6000))
@@ -262,6 +278,27 @@ def test_autotune_starts_from_its_button_and_stops_from_stop(qtbot, make_dash):
     qtbot.wait(scaled(1500))
     assert len(dash.engine.changes) == n  # stopped: no probe after the end
     assert dash.engine.running  # the load keeps running
+
+
+def test_autotune_runs_to_a_confirmed_best_with_a_confidence_interval(qtbot, make_dash):
+    """The CLI's tune (issue 17) live: the probes and the alternating re-measurements are changes, markers and
+    rows; the note names the best with its 95% interval."""
+    from studio.tuning.search import Point, Space
+
+    dash = make_dash(batching=True, concurrency=16)
+    n0 = len(dash.engine.changes)
+    space = Space(max_batch_size=[32], max_queue_delay_microseconds=[0], instances=[1, 2], concurrency=[16],
+                  seed=Point(32, 0, 1, 16))
+    with qtbot.waitSignal(dash.sig_job_done, timeout=scaled(120_000)) as done:
+        assert dash.results.autotune(space=space, point_budget_s=scaled_s(4))
+    note = done.args[0]
+    print(note)
+    assert note.startswith("auto-tune: best instances ") and "95% CI" in note and "top 2 re-measured" in note
+    probes = [c for c in dash.engine.changes[n0:] if c.source == "autotune"]
+    assert len(probes) >= 4, [c.diff for c in probes]  # 2 configs searched + each re-measured once
+    assert all(p in dash.results.rows for p in probes)
+    assert all(any(m[1] == p.diff for m in dash.plots.markers) for p in probes)
+    assert not dash.job_running and dash.engine.running
 
 
 def test_server_rss_plot_and_linked_scrolling_x_axes(qtbot, make_dash, server):

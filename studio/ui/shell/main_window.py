@@ -847,7 +847,10 @@ class MainWindow(QMainWindow):
                 self.tabs.setCurrentWidget(ed)
                 self.status.setText(f"kept {len(edits)} setting(s) in {model}'s config (unsaved; Ctrl+Z undoes)")
 
-            dash = TuningDashboard(runtime.endpoints.grpc, model, ed.controller.document, client, keep=keep)
+            from studio.ui.tuning.scripted import server_pid
+
+            dash = TuningDashboard(runtime.endpoints.grpc, model, ed.controller.document, client, keep=keep,
+                                   server_pid=server_pid(runtime))  # the server's memory curve
             self.server.acquire(f"dashboard:{id(dash)}", f"tuning {model}")
             self.tabs.addTab(dash, f"tune: {model}")
             self.tabs.setCurrentWidget(dash)

@@ -313,28 +313,32 @@ class ResultsPanel(QWidget):
         self._started(ok)
         return ok
 
-    def autotune(self, space=None, point_budget_s: float = 12.0) -> bool:
+    def autotune(self, space=None, point_budget_s: float = 12.0, rounds: int = 1) -> bool:
+        """The CLI's auto-tune (studio.tuning.search) run live at the dashboard's load: every probe is a change, a
+        marker and a row; then the top three are re-measured alternating (`rounds`) before a best is named."""
         from studio.tuning.live import EngineSession
         from studio.tuning.search import Space, Tuner
 
         engine, dash = self.dash.engine, self.dash
         doc = ConfigDocument.parse(engine.live_text)
         if space is None:
-            mbs = int(doc.get("max_batch_size") or 0)
-            space = Space()
-            if mbs > 0:
-                space.max_batch_size = sorted({m for m in space.max_batch_size if m <= max(mbs, 8)} | {mbs})
-            space.concurrency = [engine.concurrency or 16]
+            space = Space.for_model(doc.to_message())  # instances and batch sizes from the model and the machine
+            space.concurrency = [engine.concurrency or 16]  # the load the user set: the search keeps it
         session = EngineSession(engine, doc)
         self._tuner = Tuner(session, self.budget_ms, budget_s=None, point_budget_s=point_budget_s)
 
         def run():
-            result = self._tuner.search(space)
+            result = self._tuner.tune(space, rounds=rounds)
+            n = len(result.measurements)
             if result.best is None:
-                return f"auto-tune: no point under p99 {self.budget_ms:.1f} ms ({len(result.measurements)} measured)"
-            b = result.best
-            return (f"auto-tune: best {b.throughput:,.0f}/s at p99 {b.p99_ms:.1f} ms "
-                    f"({len(result.measurements)} points): select its row and Apply, then Keep")
+                return f"auto-tune: no configuration under p99 {self.budget_ms:.1f} ms ({n} measured)"
+            b, w = result.best, result.winner
+            ci = ""
+            if w is not None and len(w.throughputs) >= 2:
+                lo, hi = w.ci()
+                ci = f" (95% CI {lo:,.0f}..{hi:,.0f})"
+            return (f"auto-tune: best {b.point.label()}: {b.throughput:,.0f}/s{ci} at p99 {b.p99_ms:.1f} ms "
+                    f"({n} points, top {len(result.confirmed)} re-measured): select its row and Apply, then Keep")
 
         ok = dash.run_job("auto-tune", run)
         self._started(ok)
