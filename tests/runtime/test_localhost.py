@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 
 from studio.runtime.localhost import BACKENDS_PREFIX, clean_stale_backends_dirs
@@ -20,7 +21,8 @@ def test_unnamed_folders_go_only_when_old_and_unreferenced(tmp_path):
     for d in (old, used):
         os.utime(d, (hour_ago, hour_ago))
     # a process that names the folder on its command line, as a server's --backend-directory does
-    holder = subprocess.Popen(["/bin/sh", "-c", "sleep 60", str(used)])
+    # (not `sh -c "sleep 60" PATH`: dash execs sleep in place and PATH leaves the command line, a race)
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(used)])
     try:
         removed = clean_stale_backends_dirs(str(tmp_path))
     finally:
