@@ -21,6 +21,7 @@ apt_packages=(
   libxcb-xinerama0 libxcb-xkb1
   fonts-dejavu-core xvfb xauth
   desktop-file-utils shared-mime-info
+  binutils  # objdump: PyInstaller refuses to build the bundle on Linux without it (packaging/pyinstaller)
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
