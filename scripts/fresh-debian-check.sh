@@ -269,7 +269,9 @@ log "host pip settings passed on: ${passed[*]:-none}"
 [ ${#not_passed[@]} -gt 0 ] && log "host pip settings not passed on (local to the host): ${not_passed[*]}"
 
 docker volume create "$volume" >/dev/null
-run_opts=(--name "$cname" --init "${dind_opts[@]}" -v "$volume:/var/lib/docker" -v "$work/src:/src" -w /src "${net_opts[@]}")
+# an IPv6 loopback, as a desktop has (Docker leaves ::1 off in containers; the port tests bind [::1])
+run_opts=(--name "$cname" --init "${dind_opts[@]}" -v "$volume:/var/lib/docker" -v "$work/src:/src" -w /src "${net_opts[@]}"
+          --sysctl net.ipv6.conf.all.disable_ipv6=0 --sysctl net.ipv6.conf.lo.disable_ipv6=0)
 docker run -d "${run_opts[@]}" "$image" sleep infinity >/dev/null || die "docker run ${run_opts[*]} $image failed"
 container_up=1
 log "container $cname: docker run -d ${run_opts[*]} $image sleep infinity"
