@@ -433,17 +433,11 @@ class MainWindow(QMainWindow):
         except UnicodeDecodeError:
             self.status.setText(f"{path}: not UTF-8 text")
             return None
-        editor = ConfigEditor(controller)
-        editor.sig_status.connect(self.status.setText)
-        banner = ConfigDriftBanner()
-        editor.layout().insertWidget(0, banner)
-        editor.drift_banner = banner
+        editor = self._new_editor(controller)
+        banner = editor.drift_banner
         banner.sig_reload.connect(lambda m, ed=editor: self.server.presenter.reload(m, config=ed.controller.document))
         banner.sig_show_diff.connect(lambda m, served, ed=editor: self.show_diff(ed.controller.disk_text(), served, "file", f"server: {m}"))
         controller.sig_saved.connect(lambda _p, ed=editor: self._check_drift(ed))
-        self.undo_group.addStack(controller.undo_stack)
-        controller.sig_dirty_changed.connect(lambda _d, ed=editor: self._update_title(ed))
-        controller.sig_saved.connect(lambda p: self.status.setText(f"saved {p}"))
         controller.sig_external_change.connect(lambda ed=editor: self._external_change(ed))
         controller.sig_file_gone.connect(lambda p, ed=editor: self._file_gone(ed, p))
         title = Path(path).parent.name
@@ -454,6 +448,18 @@ class MainWindow(QMainWindow):
             editor.text.set_text_preserving_cursor(controller.text)
         self._update_title(editor)
         self._check_drift(editor)
+        return editor
+
+    def _new_editor(self, controller: DocumentController) -> ConfigEditor:
+        """An editor on a controller, wired as every tab is: status line, drift banner, undo group, dirty title."""
+        editor = ConfigEditor(controller)
+        editor.sig_status.connect(self.status.setText)
+        banner = ConfigDriftBanner()
+        editor.layout().insertWidget(0, banner)
+        editor.drift_banner = banner
+        self.undo_group.addStack(controller.undo_stack)
+        controller.sig_dirty_changed.connect(lambda _d, ed=editor: self._update_title(ed))
+        controller.sig_saved.connect(lambda p: self.status.setText(f"saved {p}"))
         return editor
 
     def _update_title(self, editor: ConfigEditor) -> None:
@@ -604,14 +610,7 @@ class MainWindow(QMainWindow):
         except ValueError as e:
             self.status.setText(f"{path}: {e}")
             return None
-        editor = ConfigEditor(controller)
-        editor.sig_status.connect(self.status.setText)
-        banner = ConfigDriftBanner()
-        editor.layout().insertWidget(0, banner)
-        editor.drift_banner = banner
-        self.undo_group.addStack(controller.undo_stack)
-        controller.sig_dirty_changed.connect(lambda _d, ed=editor: self._update_title(ed))
-        controller.sig_saved.connect(lambda p: self.status.setText(f"saved {p}"))
+        editor = self._new_editor(controller)
         self.tabs.addTab(editor, Path(path).parent.name)
         self.tabs.setCurrentWidget(editor)
         self._update_title(editor)
