@@ -63,3 +63,14 @@ def shot(widget, name: str) -> None:
     assert widget.grab().save(str(ARTIFACTS / name))
 
 
+
+
+def answer_questions(window, *answers):
+    """Answer the window's next questions (window.ask) in order; any further question is answered Discard (the
+    test's end). Returns the list the questions' texts are appended to."""
+    from PySide6.QtWidgets import QMessageBox
+
+    asked = []
+    queue = list(answers)
+    window.ask = lambda title, text, *a: asked.append(text) or (queue.pop(0) if queue else QMessageBox.StandardButton.Discard)
+    return asked

@@ -11,17 +11,13 @@ import pytest
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from tests.conftest import scaled
-from tests.ui.conftest import open_repo
+from tests.ui.conftest import answer_questions, open_repo
 
 pytestmark = pytest.mark.gui
 B = QMessageBox.StandardButton
 
 
-def _answer(window, *answers):
-    asked = []
-    queue = list(answers)
-    window.ask = lambda title, text, *a: asked.append(text) or (queue.pop(0) if queue else B.Discard)
-    return asked
+_answer = answer_questions
 
 
 def _save_as_returns(monkeypatch, path: str) -> list:

@@ -11,18 +11,13 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from tests.conftest import scaled
-from tests.ui.conftest import open_repo
+from tests.ui.conftest import answer_questions, open_repo
 
 pytestmark = pytest.mark.gui
 B = QMessageBox.StandardButton
 
 
-def _answer(window, *answers):
-    """Answer the window's next questions in order; any further question is answered Discard (the test's end)."""
-    asked = []
-    queue = list(answers)
-    window.ask = lambda title, text, *a: asked.append(text) or (queue.pop(0) if queue else B.Discard)
-    return asked
+_answer = answer_questions
 
 
 def test_a_file_changed_on_disk_since_it_was_read_is_not_overwritten_without_asking(window, qtbot, repo):
