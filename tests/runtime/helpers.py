@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +18,26 @@ from studio.runtime.client import TritonClient
 from tests.conftest import REPO
 
 DEMO = REPO / "model_repository_templates" / "demo"
+
+
+@contextmanager
+def embedded_demo(base: Path, *models: str) -> Iterator[tuple]:
+    """(runtime, endpoints, client, repo): the embedded Triton on a copy of the demo repository with `models`
+    READY; stopped on exit."""
+    from studio.runtime import ServerOptions
+    from studio.runtime.embedded import EmbeddedRuntime
+
+    repo = demo_copy(base)
+    rt = EmbeddedRuntime()
+    ep = rt.start(repo, ServerOptions(models=list(models)))
+    client = TritonClient(ep, logs=rt.logs)
+    try:
+        for m in models:
+            client.wait_model_ready(m)
+        yield rt, ep, client, repo
+    finally:
+        client.close()
+        rt.stop()
 
 
 def demo_copy(tmp_path: Path) -> Path:

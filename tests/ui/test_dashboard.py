@@ -10,7 +10,7 @@ import time
 import pytest
 
 from tests.conftest import REPO, scaled, scaled_s
-from tests.runtime.helpers import demo_copy
+from tests.runtime.helpers import embedded_demo
 
 pytestmark = pytest.mark.gui
 MODEL = "batched_sleep"
@@ -19,18 +19,8 @@ ARTIFACTS = REPO / "test-artifacts"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from studio.runtime import ServerOptions
-    from studio.runtime.client import TritonClient
-    from studio.runtime.embedded import EmbeddedRuntime
-
-    repo = demo_copy(tmp_path_factory.mktemp("dash"))
-    rt = EmbeddedRuntime()
-    ep = rt.start(repo, ServerOptions(models=[MODEL]))
-    client = TritonClient(ep, logs=rt.logs)
-    client.wait_model_ready(MODEL)
-    yield rt, ep, client, repo
-    client.close()
-    rt.stop()
+    with embedded_demo(tmp_path_factory.mktemp("dash"), MODEL) as s:
+        yield s
 
 
 def _doc(repo, batching: bool = False):

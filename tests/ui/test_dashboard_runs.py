@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import scaled, scaled_s
-from tests.runtime.helpers import demo_copy
+from tests.runtime.helpers import embedded_demo
 
 pytestmark = pytest.mark.gui
 MODEL = "batched_sleep"
@@ -21,18 +21,8 @@ MODEL = "batched_sleep"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from studio.runtime import ServerOptions
-    from studio.runtime.client import TritonClient
-    from studio.runtime.embedded import EmbeddedRuntime
-
-    repo = demo_copy(tmp_path_factory.mktemp("dashruns"))
-    rt = EmbeddedRuntime()
-    ep = rt.start(repo, ServerOptions(models=[MODEL]))
-    client = TritonClient(ep, logs=rt.logs)
-    client.wait_model_ready(MODEL)
-    yield rt, ep, client, repo
-    client.close()
-    rt.stop()
+    with embedded_demo(tmp_path_factory.mktemp("dashruns"), MODEL) as s:
+        yield s
 
 
 @pytest.fixture
