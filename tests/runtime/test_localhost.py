@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from studio.runtime.localhost import BACKENDS_PREFIX, clean_stale_backends_dirs
 
@@ -24,6 +25,12 @@ def test_unnamed_folders_go_only_when_old_and_unreferenced(tmp_path):
     # (not `sh -c "sleep 60" PATH`: dash execs sleep in place and PATH leaves the command line, a race)
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", str(used)])
     try:
+        # Popen returns once exec has closed the CLOEXEC pipe, but the kernel sets the new command line a
+        # moment later (create_elf_tables): until then /proc/<pid>/cmdline reads empty (failed in CI so)
+        deadline = time.monotonic() + 10
+        while os.fsencode(str(used)) not in Path(f"/proc/{holder.pid}/cmdline").read_bytes():
+            assert time.monotonic() < deadline, "the holder's command line never showed up"
+            time.sleep(0.01)
         removed = clean_stale_backends_dirs(str(tmp_path))
     finally:
         holder.kill()
