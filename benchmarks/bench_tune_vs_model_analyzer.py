@@ -115,7 +115,19 @@ def run_ours(target: str, model: str, cfg: Path, p99: float, max_c: int, window_
     return {"wall_s": wall, "throughput": w.get("mean", w.get("throughput")), "p99_ms": w.get("p99_mean_ms", w.get("p99_ms")),
             "concurrency": b["concurrency"], "config": b["config"], "config_text": doc.text,
             "measurements": len(data["measurements"]), "configs": len(data["knees"]),
-            "confirmation_runs": sum(len(c["throughputs"]) for c in data["confirmed"]), "notes": data["notes"]}
+            "confirmation_runs": sum(len(c["throughputs"]) for c in data["confirmed"]), "notes": data["notes"],
+            "trace": data["measurements"], "machine": data["machine"]}
+
+
+def print_trace(ours: dict) -> None:
+    """Where our time went: every measurement of the search (reload + measuring) and the phases."""
+    for m in sorted(ours["trace"], key=lambda m: m["at_s"]):
+        p99 = f"{m['p99_ms']:.1f}" if m["p99_ms"] is not None else "-"
+        print(f"    {m['at_s']:6.1f}s {m['seconds']:5.1f}s (reload {m['reload_s']:.1f}s, x{m['attempts']}) "
+              f"{m['config']} @c{m['concurrency']}: {m['throughput']:,.0f}/s p99 {p99}")
+    mach = ours["machine"]
+    print(f"    phases {mach.get('phases_s')}, {mach.get('measurements')} measurements, "
+          f"load average {mach.get('loadavg_start')} -> {mach.get('loadavg_end')}")
 
 
 def perf_analyzer(root: Path, target: str, model: str, concurrency: int) -> tuple[float, float]:
@@ -154,9 +166,12 @@ def main() -> int:
     ap.add_argument("--p99-ms", type=float, default=20.0)
     ap.add_argument("--max-concurrency", type=int, default=64)
     ap.add_argument("--window-s", type=float, default=0.25, help="triton-studio tune --window-s")
+    ap.add_argument("--ours-only", action="store_true",
+                    help="only our tune, with its trace (where the time went): for working on the search")
+    ap.add_argument("--trace", action="store_true", help="print our tune's trace in the full benchmark too")
     args = ap.parse_args()
     root = Path(args.root)
-    if not (root / "ma" / "venv" / "bin" / "model-analyzer").exists():
+    if not args.ours_only and not (root / "ma" / "venv" / "bin" / "model-analyzer").exists():
         print(f"Model Analyzer is not set up in {root}: run ../shared/tools/model-analyzer-setup.sh {root}",
               file=sys.stderr)
         return 2
@@ -172,6 +187,15 @@ def main() -> int:
             try:
                 client.wait_model_ready(model)
                 for run in range(1, args.runs + 1):
+                    if args.ours_only:
+                        ours = run_ours(ep.grpc_target, model, cfg, args.p99_ms, args.max_concurrency, args.window_s)
+                        print(f"\n== {model}, run {run}: ours {ours['wall_s']:.0f} s, winner "
+                              f"{ours['throughput']:,.0f}/s p99 {ours['p99_ms']:.1f} ms at concurrency "
+                              f"{ours['concurrency']} ({ours['config']})")
+                        print_trace(ours)
+                        summary.append(f"{model} run {run}: {ours['wall_s']:.0f} s, {ours['throughput']:,.0f}/s")
+                        client.load(model, config=ConfigDocument.load(cfg))
+                        continue
                     ma = run_ma(root, repo, model, args.p99_ms, args.max_concurrency)
                     client.load(model, config=ConfigDocument.load(cfg))  # MA leaves its last variant loaded
                     ours = run_ours(ep.grpc_target, model, cfg, args.p99_ms, args.max_concurrency, args.window_s)
@@ -183,6 +207,8 @@ def main() -> int:
                         re_ours.append(perf_analyzer(root, ep.grpc_target, model, ours["concurrency"]))
                     client.load(model, config=ConfigDocument.load(cfg))
                     row = report(model, run, ma, ours, re_ma, re_ours, args.p99_ms)
+                    if args.trace:
+                        print_trace(ours)
                     summary.append(row)
             finally:
                 client.close()

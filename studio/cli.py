@@ -833,7 +833,7 @@ def cmd_tune(args) -> int:
                             min_concurrency=args.min_concurrency, max_instances=args.max_instances)
     loadgen = LoadGenerator(target, requests, LoadSpec(concurrency=args.min_concurrency, duration_s=None)).start()
     sampler = Sampler(loadgen, client, args.model).start()
-    session = TuningSession(client, args.model, work, sampler, window_s=args.window_s)
+    session = TuningSession(client, args.model, work, sampler, window_s=args.window_s, max_window_s=2.0)
 
     def show(m):
         if args.format == "text":
@@ -844,7 +844,7 @@ def cmd_tune(args) -> int:
                   f"{m.throughput:,.0f} infer/s, p99 {p99}{again}{err}", file=sys.stderr, flush=True)
 
     tuner = Tuner(session, args.p99_ms, budget_s=args.budget_s, on_measurement=show, point_budget_s=8.0,
-                  requests_per_window=500)
+                  requests_per_window=200)
     try:
         result = tuner.tune(space, baseline=baseline_point(file_config), rounds=args.rounds)
     finally:

@@ -478,9 +478,13 @@ class LiveEngine:
             if ok:
                 self.live_text = text
                 self._detectors = [(c, d) for c, d in self._detectors if c.steady is not None]  # older ones stop
-                self._detectors.append((ch, SteadyDetector(t_end, self.period_s, budget_s=self.steady_budget_s)))
+                self._detectors.append((ch, self._detector(t_end)))
         self._notify_change(ch)
         return ch
+
+    def _detector(self, since: float) -> SteadyDetector:
+        # 1 s windows, 2 s ones when those disagree (a noisy p99 from few requests, not a moving server)
+        return SteadyDetector(since, self.period_s, budget_s=self.steady_budget_s, max_window_s=2.0)
 
     def remeasure(self, label: str, source: str = "load") -> Change:
         """A row without a reload (e.g. the load changed): steady figures from now on."""
@@ -489,7 +493,7 @@ class LiveEngine:
             ch = Change(len(self.changes) + 1, self.rel(t), self.rel(t), self.rel(t), 0.0, label, True, None,
                         self.live_text, {}, concurrency=self.concurrency, rate=self.rate, source=source)
             self.changes.append(ch)
-            self._detectors.append((ch, SteadyDetector(t, self.period_s, budget_s=self.steady_budget_s)))
+            self._detectors.append((ch, self._detector(t)))
         self._notify_change(ch)
         return ch
 

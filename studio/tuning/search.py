@@ -11,7 +11,7 @@ once a measurement shows it cannot beat the leader.
 Every point is measured to stability (the session's criterion: 3 windows within 10%); a point that did not
 settle is measured again and marked noisy if it still does not. `tune()` adds what a user needs to trust the
 answer: the file's own configuration as a baseline, and a confirmation phase that re-measures the top three
-alternating (A B C A B C ...) and reports the winner with a 95% confidence interval and its margin over the
+alternating (A B C C B A ...) and reports the winner with a 95% confidence interval and its margin over the
 runner-up, plus the machine's load, so that a noisy machine is said, not hidden.
 
 Why no black-box optimizer (optuna's TPE/GP): a probe costs 2-5 s of real load, so a tune has 20-40 probes;
@@ -176,6 +176,7 @@ class Measurement:
     avg_batch_size: float | None = None
     attempts: int = 1  # >1: it did not settle and was measured again
     at: float = 0.0  # seconds since the tune started
+    reload_s: float = 0.0  # of `seconds`, the time the server took to load the configuration (0: no reload)
 
     def within(self, budget_ms: float) -> bool:
         return self.error is None and self.p99_ms is not None and self.p99_ms <= budget_ms
@@ -187,7 +188,8 @@ class Measurement:
                 "preferred": list(self.point.preferred), "concurrency": self.point.concurrency,
                 "throughput": round(self.throughput, 1), "p99_ms": _r(self.p99_ms), "p50_ms": _r(self.p50_ms),
                 "avg_batch_size": _r(self.avg_batch_size), "stable": self.stable, "attempts": self.attempts,
-                "seconds": round(self.seconds, 2), "at_s": round(self.at, 1), "error": self.error}
+                "seconds": round(self.seconds, 2), "reload_s": round(self.reload_s, 2), "at_s": round(self.at, 1),
+                "error": self.error}
 
 
 def _r(x: float | None, n: int = 2) -> float | None:
@@ -303,6 +305,8 @@ def next_load(ok: Measurement | None, bad: Measurement | None, budget_ms: float,
         elif below is not None and below.p99_ms and p <= below.p99_ms:
             slope = 0.02
         guess = round(c * (budget_ms / p) ** (1 / slope)) if budget_ms > p else c + 1
+        if p >= 0.85 * budget_ms and guess <= c * (1 + KNEE_RESOLUTION):
+            return None  # the budget is predicted within the resolution: this is the knee
         # close to the budget already (e.g. the leader's knee tried on a neighbour): one resolution step
         step = 1 + KNEE_RESOLUTION if p >= 0.85 * budget_ms else 1.25
         return min(hi, 4 * c, max(c + 1, math.ceil(step * c), guess))
@@ -341,6 +345,8 @@ class Tuner:
         self._config: tuple | None = None
         self._concurrency: int | None = None
         self._reserve_s = 0.0  # time kept for the confirmation phase
+        self.reload_s = 0.0  # time spent waiting for the server to load configurations, over the whole tune
+        self.measured = 0  # measurements taken (the cache's plus the confirmation's fresh ones)
 
     # -- time ---------------------------------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -376,8 +382,9 @@ class Tuner:
                 self.session.document.set("instance_group", [{"kind": "KIND_AUTO"}])
             rec = self.session.apply(p.edits(), p.label(), budget_s=self.point_budget_s)
             self._config = p.config_key() if rec.error is None else None
-            return rec.error, rec.result
-        return None, self.session.measure(since=time.monotonic(), budget_s=self.point_budget_s)
+            self.reload_s += rec.load_s
+            return rec.error, rec.result, rec.load_s
+        return None, self.session.measure(since=time.monotonic(), budget_s=self.point_budget_s), 0.0
 
     def measure(self, p: Point, fresh: bool = False) -> Measurement:
         """The point's steady figures; measured again once when it did not settle (the attempts say so)."""
@@ -386,18 +393,23 @@ class Tuner:
         t0 = time.monotonic()
         at = self.elapsed()
         attempts = 0
+        reload_s = 0.0
         while True:
             attempts += 1
-            error, steady = self._steady(p)
+            error, steady, load_s = self._steady(p)
+            reload_s += load_s
             if error is not None:
-                m = Measurement(p, 0.0, None, False, time.monotonic() - t0, error, attempts=attempts, at=at)
+                m = Measurement(p, 0.0, None, False, time.monotonic() - t0, error, attempts=attempts, at=at,
+                                reload_s=reload_s)
                 break
             m = Measurement(p, steady.throughput, steady.p99_ms, steady.stable, time.monotonic() - t0,
-                            p50_ms=steady.p50_ms, avg_batch_size=steady.avg_batch_size, attempts=attempts, at=at)
+                            p50_ms=steady.p50_ms, avg_batch_size=steady.avg_batch_size, attempts=attempts, at=at,
+                            reload_s=reload_s)
             if steady.throughput > 0:
                 self._last_throughput = steady.throughput
             if steady.stable or attempts >= 2 or self.out_of_time():
                 break
+        self.measured += 1
         if not fresh:
             self.cache[p] = m
         if self.on_measurement:
@@ -545,14 +557,17 @@ class Tuner:
             old_window = getattr(self.session, "window_s", None)
             if confirm_window_s is not None and old_window is not None:
                 self.session.window_s = confirm_window_s
-            # the search's own measurement is the first sample; then `rounds` alternating rounds (A B C A B C)
+            # the search's own measurement is the first sample; then `rounds` alternating rounds, the order
+            # reversed every other round (A B C C B A: a drift of the machine's speed weighs on each candidate
+            # alike), starting with the configuration the server runs now (one reload fewer)
             runs = {k.point: Confirmed(k.point, [k.throughput], [k.p99_ms]) for k in candidates}
+            order = sorted(candidates, key=lambda k: k.point.config_key() != self._config)
             try:
                 for r in range(rounds):
                     if r >= 2 and self.budget_s is not None and self.elapsed() > self.budget_s:
                         notes.append(f"the confirmation stopped after {r} rounds (time budget)")
                         break
-                    for k in candidates:
+                    for k in (order if r % 2 == 0 else order[::-1]):
                         m = self.measure(k.point, fresh=True)
                         if m.error is None and m.p99_ms is not None:
                             runs[k.point].throughputs.append(m.throughput)
@@ -585,7 +600,9 @@ class Tuner:
         wall = time.monotonic() - t0
         machine = {"loadavg_start": load0, "loadavg_end": load1, "cpus": os.cpu_count(),
                    "phases_s": {"baseline": round(t_base - t0, 1), "search": round(t_search - t_base, 1),
-                                "confirmation": round(t_confirm - t_search, 1)},
+                                "confirmation": round(t_confirm - t_search, 1),
+                                "of_which_reloads": round(self.reload_s, 1)},
+                   "measurements": self.measured,
                    "client_cpu_share": round((time.process_time() - cpu0) / wall, 2) if wall > 0 else None}
         cpus = os.cpu_count() or 1
         if load0 is not None and load0 > 0.5 * cpus:  # before our load started: other work on this machine

@@ -83,15 +83,27 @@ def within(values: list[float], tolerance: float) -> bool:
     return hi <= lo * (1 + tolerance) if lo > 0 else hi == lo
 
 
-def stable_tail(samples: list[Sample], per_window: int, stable_windows: int, tolerance: float
-                ) -> tuple[list[dict], list[dict] | None]:
+def stable_tail(samples: list[Sample], per_window: int, stable_windows: int, tolerance: float,
+                max_per_window: int | None = None) -> tuple[list[dict], list[dict] | None]:
     """perf_analyzer's stability criterion over samples taken since a change: windows of `per_window` samples
     (the first sample skipped: it mixes in the switch-over), and the last `stable_windows` of them when their
-    throughput and p99 agree within `tolerance`, else None."""
+    throughput and p99 agree within `tolerance`, else None.
+
+    When windows of `per_window` samples do not agree, longer windows over the same samples are tried (2x, 3x,
+    ... up to `max_per_window` samples, aligned on the newest sample): perf_analyzer's own windows are seconds
+    long, and a short window's p99 rests on a handful of requests, so its noise alone can keep a steady server
+    from "settling". The criterion stays the same (the last 3 windows within 10%), on windows at least as long
+    as asked."""
     usable = samples[1:]
     windows = [aggregate(usable[i:i + per_window]) for i in range(0, len(usable) - per_window + 1, per_window)]
-    if len(windows) >= stable_windows:
-        last = windows[-stable_windows:]
+    for pw in range(per_window, max(per_window, max_per_window or per_window) + 1, per_window):
+        if pw * stable_windows > len(usable):
+            break
+        tail = usable[len(usable) - pw * stable_windows:]
+        last = windows[-stable_windows:] if pw == per_window else \
+            [aggregate(tail[i:i + pw]) for i in range(0, len(tail), pw)]
+        if pw == per_window and len(windows) < stable_windows:
+            continue
         tps = [w["throughput"] for w in last]
         p99 = [w["p99_ms"] for w in last if w["p99_ms"] is not None]
         if within(tps, tolerance) and len(p99) == len(last) and within(p99, tolerance):
@@ -101,7 +113,7 @@ def stable_tail(samples: list[Sample], per_window: int, stable_windows: int, tol
 
 class TuningSession:
     def __init__(self, client, model: str, document: ConfigDocument, sampler, *, window_s: float = 1.0,
-                 tolerance: float = 0.10, stable_windows: int = 3) -> None:
+                 tolerance: float = 0.10, stable_windows: int = 3, max_window_s: float | None = None) -> None:
         self.client = client
         self.model = model
         self.document = document
@@ -109,6 +121,7 @@ class TuningSession:
         self.window_s = window_s
         self.tolerance = tolerance
         self.stable_windows = stable_windows
+        self.max_window_s = max_window_s  # longer windows tried when short ones disagree (stable_tail)
         self.records: list[ChangeRecord] = []
 
     # -- changes --------------------------------------------------------------------------------------------
@@ -143,10 +156,11 @@ class TuningSession:
         t_change = since if t_change is None else t_change
         deadline = since + budget_s
         per_window = max(1, round(self.window_s / self.sampler.period_s))
+        longest = max(per_window, round((self.max_window_s or 0) / self.sampler.period_s))
         windows: list[dict] = []
         while time.monotonic() < deadline:
             fresh = [s for s in list(self.sampler.samples) if s.t_start >= since and s.throughput > 0]
-            windows, last = stable_tail(fresh, per_window, self.stable_windows, self.tolerance)
+            windows, last = stable_tail(fresh, per_window, self.stable_windows, self.tolerance, longest)
             if last is not None:
                 return self._steady(last, True, len(windows), time.monotonic() - t_change)
             if not self.sampler.loadgen.running:

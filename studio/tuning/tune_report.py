@@ -51,7 +51,9 @@ def report_text(result: TuneResult, model: str, budget_ms: float, perf_analyzer:
     phases = mach.get("phases_s") if mach else None
     if phases:
         lines.append(f"# time: baseline {phases['baseline']:.0f} s, search {phases['search']:.0f} s, "
-                     f"confirmation {phases['confirmation']:.0f} s")
+                     f"confirmation {phases['confirmation']:.0f} s"
+                     + (f"; {mach['measurements']} measurements, {phases['of_which_reloads']:.0f} s of them waiting "
+                        "for the server to load a configuration" if "of_which_reloads" in phases else ""))
     for note in result.notes:
         lines.append(f"# note: {note}")
     if perf_analyzer:

@@ -141,6 +141,11 @@ def test_next_load_brackets_then_interpolates():
     assert 16 < c < 64 and abs(c - 31) <= 1
     # narrow enough: done
     assert next_load(_m(30, 1000, 19.0), _m(33, 1000, 21.0), 20, 1, 256) is None
+    # near the budget with the budget predicted within the resolution: this is the knee, no probe above it
+    assert next_load(_m(29, 1000, 18.5), None, 20, 1, 256) is None
+    assert next_load(_m(29, 1000, 19.7), None, 20, 1, 256, below=_m(21, 800, 17.0)) is None
+    # ... but not when the p99 is flat with the load (batches still filling): the budget is far above
+    assert next_load(_m(20, 1000, 3.92), None, 4, 1, 256, below=_m(9, 400, 3.77)) > 23
     # at the ends of the range
     assert next_load(_m(256, 1000, 1.0), None, 20, 1, 256) is None
     assert next_load(None, _m(1, 10, 40.0), 20, 1, 256) is None
@@ -166,7 +171,8 @@ def test_search_reaches_the_optimum_with_few_measurements_and_confirms_it():
     server = SimulatedServer(noise=0.02)
     cfg = server.document.to_message()
     space = Space.for_model(cfg, cpus=2, max_concurrency=256)
-    tuner = Tuner(server, 20.0)
+    seen: list[Measurement] = []
+    tuner = Tuner(server, 20.0, on_measurement=seen.append)
     result = tuner.tune(space, baseline=baseline_point(cfg), rounds=2)
     optimum = true_optimum(20.0, space)
     w = result.winner
@@ -174,8 +180,13 @@ def test_search_reaches_the_optimum_with_few_measurements_and_confirms_it():
     assert w.mean >= 0.93 * optimum, (w.mean, optimum)
     grid_points = len(space.instances) * len(space.max_batch_size) * len(space.max_queue_delay_microseconds) * 256
     assert len(result.measurements) <= 45 < grid_points
-    # the confirmation alternated the top three (A B C A B C) after the search's own figure
+    # the confirmation alternated the top three after the search's own figure, the second round reversed
+    # (A B C C B A, so that a drift weighs alike), beginning with the configuration the server ran
     assert len(result.confirmed) == 3 and all(len(c.throughputs) == 3 for c in result.confirmed)
+    order = [m.point for m in seen[-6:]]
+    assert order == order[::-1] and len(set(order)) == 3, order
+    assert seen[-7].point.config_key() in {p.config_key() for p in order[:1]} or \
+        seen[-7].point.config_key() not in {p.config_key() for p in order}
     lo, hi = w.ci()
     assert lo <= w.mean <= hi
     assert result.margin is not None and result.margin["runner_up"] == result.confirmed[1].point.label()

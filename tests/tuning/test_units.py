@@ -16,7 +16,7 @@ from studio.tuning.histogram import LatencyHistogram, bucket_of, bucket_value
 from studio.tuning.inputs import InputError, from_input_data, parse_shapes, synthesize
 from studio.tuning.sampler import Sample, server_fields
 from studio.tuning.search import Measurement, Point, Space, frontier
-from studio.tuning.session import aggregate, perf_analyzer_command, within
+from studio.tuning.session import aggregate, perf_analyzer_command, stable_tail, within
 
 
 def test_histogram_percentiles_within_one_percent():
@@ -97,6 +97,23 @@ def test_steady_state_logic():
     assert within([100, 105, 109], 0.10) and not within([100, 120], 0.10)
     w = aggregate([_sample(0, 100, 10), _sample(0.25, 300, 20)])
     assert w["throughput"] == pytest.approx(200) and w["p99_ms"] == 20
+
+
+def test_noisy_short_windows_settle_on_longer_windows_over_the_same_samples():
+    """A steady server whose 0.25 s windows alternate (a p99 from a handful of requests): never 3 short windows
+    within 10%, but 3 windows of 0.5 s are; a server whose throughput drifts settles at no window length."""
+    def samples(tps, p99s):
+        return [Sample(t=0.25 * (i + 1), t_start=0.25 * i, throughput=x, p99_ms=p) for i, (x, p) in
+                enumerate(zip(tps, p99s))]
+
+    noisy = samples([1000] * 7, [10.0, 12.0] * 3 + [10.0])
+    assert stable_tail(noisy, 1, 3, 0.10)[1] is None  # the short windows alone never agree
+    windows, last = stable_tail(noisy, 1, 3, 0.10, max_per_window=2)
+    assert last is not None and len(last) == 3 and {w["p99_ms"] for w in last} == {12.0}
+    assert len(windows) == 6  # the short windows are still what is counted
+    drifting = samples([1000, 1100, 1250, 1400, 1600, 1800, 2000], [10.0] * 7)
+    assert stable_tail(drifting, 1, 3, 0.10, max_per_window=2)[1] is None
+    assert stable_tail(noisy[:6], 1, 3, 0.10, max_per_window=2)[1] is None  # 5 usable samples: not 3 windows of 2
 
 
 def test_server_fields_from_statistics_delta():
