@@ -997,7 +997,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the most seconds the tune may take (it usually ends sooner)")
     tu.add_argument("--max-concurrency", type=_int_in(1, 65536), default=256, help="the highest load tried")
     tu.add_argument("--min-concurrency", type=_int_in(1, 65536), default=1, help="the lowest load tried")
-    tu.add_argument("--max-instances", type=_int_in(1, 64), help="default: 3 per CPU core (4 per GPU with --gpus)")
+    tu.add_argument("--max-instances", type=_int_in(1, 64), help="default: 4 per CPU core, at least 8 (4 per GPU with --gpus)")
     tu.add_argument("--gpus", type=_int_in(0, 64), default=0, help="GPUs the server has (sizes the instance axis)")
     tu.add_argument("--rounds", type=_int_in(1, 10), default=2,
                     help="alternating re-measurement rounds of the top three before a winner is named")

@@ -38,6 +38,8 @@ from studio.tuning.abtest import compare, t975
 AXES = ("instances", "max_batch_size", "max_queue_delay_microseconds", "preferred")
 KNEE_TARGET = 0.98  # aim the interpolation a little under the budget: p99 near the budget is steep and noisy
 KNEE_RESOLUTION = 0.12  # stop bisecting when the bracket is this narrow (relative)
+IMPROVED = 1.05  # a move must beat the leader by more than a measurement's noise (windows agree within ~5-10%);
+# smaller differences are for the confirmation's alternating rounds to settle, not for the walk to chase
 NOISE_BAND = 0.95  # an instance count this close to the leader may be noise: the walk takes one more step
 SATURATED = 1.02  # more load that adds less than 2% throughput is latency only
 
@@ -100,12 +102,14 @@ def baseline_point(config) -> Point:
 
 
 def machine_instances(gpus: int = 0, cpus: int | None = None) -> int:
-    """The most instances worth trying: a few per GPU, else ~3 per CPU core (a model that waits on I/O or
-    sleeps, like many python models, keeps paying beyond one per core); at least 4, at most 16."""
+    """The most instances worth trying: a few per GPU, else ~4 per CPU core (a model that waits on I/O or
+    sleeps, like many python models, keeps paying beyond one per core: Model Analyzer found 8 instances best
+    for such a model on 2 cores); at least 8 on a CPU, 4 on GPUs, at most 16. The walk doubles instance counts,
+    so a wider range costs one probe more, not one per count."""
     if gpus > 0:
         return max(4, min(16, 4 * gpus))
     cpus = cpus or os.cpu_count() or 1
-    return max(4, min(16, 3 * cpus))
+    return max(8, min(16, 4 * cpus))
 
 
 @dataclass
@@ -493,19 +497,30 @@ class Tuner:
                 for direction in (1, -1):
                     if moved:
                         break  # it improved going up: going down leads back where it came from
-                    j = idx + direction
+                    j = _step(axis, values, idx, direction)
                     misses = 0
+                    lead_j, failed_j = idx, None
                     while 0 <= j < len(values) and not self.out_of_time():
                         cand = replace(current, **{axis: values[j]})
                         m = evaluate(cand, best)
-                        if self._score(m) > self._score(best) * 1.02 or (self._score(best) < 0 < self._score(m)):
+                        if self._score(m) > self._score(best) * IMPROVED or (self._score(best) < 0 < self._score(m)):
                             best, current, improved, moved = m, cand, True, True
-                            misses = 0
+                            misses, lead_j = 0, j
                         elif axis == "instances" and misses == 0 and self._score(m) >= NOISE_BAND * self._score(best) > 0:
                             misses = 1  # within the noise of the leader: one more instance step before giving up
                         else:
+                            failed_j = j
                             break  # early stop in this direction
-                        j += direction  # keep walking while it helps
+                        j = _step(axis, values, j, direction)  # keep walking while it helps
+                    mid = (lead_j + failed_j) // 2 if failed_j is not None else lead_j
+                    if mid not in (lead_j, failed_j) and not self.out_of_time():
+                        # instance counts are walked doubling: one look between the leader and the count that
+                        # failed, e.g. 4 failed after 2 led: 3
+                        cand = replace(current, **{axis: values[mid]})
+                        if cand.config_key() not in knees:
+                            m = evaluate(cand, best)
+                            if self._score(m) > self._score(best) * IMPROVED:
+                                best, current, improved, moved = m, cand, True, True
                     if current.config_key() != best.point.config_key():
                         current = best.point.config()
                 if moved:
@@ -546,7 +561,7 @@ class Tuner:
             self._reserve_s = min(0.4 * self.budget_s, top * rounds * min(self.point_budget_s, 4.0))
         base = None
         if baseline is not None:
-            base = self.knee(baseline.config(), space, probes=3)  # a reference, not a candidate
+            base = self.knee(baseline.config(), space, probes=2)  # a reference, not a candidate
         t_base = time.monotonic()
         found = self.search(space)
         t_search = time.monotonic()
@@ -621,6 +636,20 @@ class Tuner:
         elif confirmed:
             result.best = None
         return result
+
+
+def _step(axis: str, values: list, j: int, direction: int) -> int:
+    """The next index along an axis: one step, except instance counts, which double (halve) up to the end of
+    the range (1, 2, 4, 8 ... the last): their gains shrink with each instance, and a reload costs little."""
+    if axis != "instances":
+        return j + direction
+    if direction > 0:
+        if j >= len(values) - 1:
+            return len(values)
+        return next((k for k in range(j + 1, len(values)) if values[k] >= 2 * values[j]), len(values) - 1)
+    if j <= 0:
+        return -1
+    return next((k for k in range(j - 1, -1, -1) if values[k] <= values[j] / 2), 0)
 
 
 def _loadavg() -> float | None:

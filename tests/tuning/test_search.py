@@ -20,6 +20,7 @@ from studio.tuning.search import (
     Point,
     Space,
     Tuner,
+    _step,
     baseline_point,
     machine_instances,
     next_load,
@@ -110,11 +111,11 @@ def true_optimum(budget: float, space: Space) -> float:
 def test_space_from_model_and_machine():
     cfg = ConfigDocument.parse(CONFIG).to_message()
     space = Space.for_model(cfg, cpus=2, max_concurrency=64)
-    assert space.instances == list(range(1, 7))  # 3 per core on a 2-core machine
+    assert space.instances == list(range(1, 9))  # 4 per core on a 2-core machine
     assert max(space.max_batch_size) == 32  # never above the file's
     assert space.load_range == (1, 64) and not space.fixed_load
     assert space.start() == Point(32, 0, 1, 0, (), True)
-    assert machine_instances(gpus=2) == 8 and machine_instances(cpus=64) == 16 and machine_instances(cpus=1) == 4
+    assert machine_instances(gpus=2) == 8 and machine_instances(cpus=64) == 16 and machine_instances(cpus=1) == 8
     base = baseline_point(cfg)
     assert base == Point(32, 0, 1, 0, (), False)  # the file has no dynamic_batching
     assert base.edits()["dynamic_batching"] is None
@@ -149,6 +150,21 @@ def test_next_load_brackets_then_interpolates():
     # at the ends of the range
     assert next_load(_m(256, 1000, 1.0), None, 20, 1, 256) is None
     assert next_load(None, _m(1, 10, 40.0), 20, 1, 256) is None
+
+
+def test_instance_counts_are_walked_doubling_other_axes_one_step():
+    counts = list(range(1, 7))
+    up, j = [], 0
+    while j < len(counts):
+        up.append(counts[j])
+        j = _step("instances", counts, j, 1)
+    assert up == [1, 2, 4, 6]  # the last count is never skipped
+    down, j = [], 5
+    while j >= 0:
+        down.append(counts[j])
+        j = _step("instances", counts, j, -1)
+    assert down == [6, 3, 1]
+    assert _step("max_batch_size", [4, 8, 16, 32], 1, 1) == 2 and _step("max_batch_size", [4, 8, 16, 32], 1, -1) == 0
 
 
 def test_knee_finds_the_highest_load_under_the_budget():
