@@ -483,8 +483,7 @@ class LiveEngine:
         return ch
 
     def _detector(self, since: float) -> SteadyDetector:
-        # 1 s windows, 2 s ones when those disagree (a noisy p99 from few requests, not a moving server)
-        return SteadyDetector(since, self.period_s, budget_s=self.steady_budget_s, max_window_s=2.0)
+        return SteadyDetector(since, self.period_s, budget_s=self.steady_budget_s)
 
     def remeasure(self, label: str, source: str = "load") -> Change:
         """A row without a reload (e.g. the load changed): steady figures from now on."""
@@ -498,7 +497,9 @@ class LiveEngine:
         return ch
 
     def wait_steady(self, change: Change, timeout_s: float) -> dict | None:
-        deadline = time.monotonic() + timeout_s
+        # the detector answers (steady, or its figures marked unsettled) at the first sample after its own
+        # budget: wait that sample too, or an unsettled measurement of the same budget comes back as nothing
+        deadline = time.monotonic() + timeout_s + 2 * self.period_s
         while change.steady is None and time.monotonic() < deadline and self.running:
             time.sleep(self.period_s / 2)
         return change.steady
