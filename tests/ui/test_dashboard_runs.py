@@ -256,8 +256,9 @@ def test_autotune_starts_from_its_button_and_stops_from_stop(qtbot, make_dash):
     # the first probe is a recorded change: a marker and a row
     qtbot.waitUntil(lambda: any(c.source == "autotune" for c in dash.engine.changes[n0:]), timeout=scaled(30_000))
     probe = next(c for c in dash.engine.changes[n0:] if c.source == "autotune")
-    assert any(m[1] == probe.diff for m in dash.plots.markers)
-    assert probe in dash.results.rows
+    # the marker and the row come by signal on the UI thread, a moment after the engine records the change
+    qtbot.waitUntil(lambda: any(m[1] == probe.diff for m in dash.plots.markers) and probe in dash.results.rows,
+                    timeout=scaled(5000))
     with qtbot.waitSignal(dash.sig_job_done, timeout=scaled(60_000)) as done:
         _click(dash.results.stop_button)
     print(done.args[0])

@@ -450,6 +450,8 @@ class TuningDashboard(QWidget):
         """Stop the load and everything running for this dashboard (blocking, a second at most)."""
         self._closing = True
         self._stop_job = True
+        if hasattr(self, "results"):
+            self.results.stop()  # an auto-tune ends after its point, not after a walk against a closed engine
         self._redraw_timer.stop()
         self.stalls.timer.stop()
         self.engine.close()
@@ -747,6 +749,8 @@ class TuningDashboard(QWidget):
 
         def finished(summary):
             self._job = None
+            if self._closing:
+                return  # the window is gone (its widgets may be deleted): nothing to show
             self.working = ConfigDocument.parse(self.engine.live_text)
             self._refresh_controls()
             self._set_status(f"{name}: {summary}", True)
