@@ -91,7 +91,6 @@ class SteadyDetector:
     tolerance: float = 0.10
     stable_windows: int = 3
     budget_s: float = 30.0
-    max_window_s: float | None = None  # longer windows tried when short ones disagree (stable_tail)
     samples: list = field(default_factory=list)
     result: dict | None = None
 
@@ -101,8 +100,7 @@ class SteadyDetector:
         if s.t_start >= self.since and s.throughput > 0:
             self.samples.append(s)
         per = max(1, round(self.window_s / self.period_s))
-        longest = max(per, round((self.max_window_s or 0) / self.period_s))
-        windows, last = stable_tail(self.samples, per, self.stable_windows, self.tolerance, longest)
+        windows, last = stable_tail(self.samples, per, self.stable_windows, self.tolerance)
         if last is not None:
             self.result = self._figures(last, True, s.t)
             return self.result
