@@ -42,6 +42,7 @@ IMPROVED = 1.05  # a move must beat the leader by more than a measurement's nois
 # smaller differences are for the confirmation's alternating rounds to settle, not for the walk to chase
 NOISE_BAND = 0.95  # an instance count this close to the leader may be noise: the walk takes one more step
 SATURATED = 1.02  # more load that adds less than 2% throughput is latency only
+PLATEAU_LOOKS = 2  # probes spent after the walk around configurations that tied with the leader
 
 
 @dataclass(frozen=True)
@@ -125,8 +126,8 @@ class Space:
     def for_model(cls, config, *, gpus: int = 0, cpus: int | None = None, max_concurrency: int = 256,
                   min_concurrency: int = 1, max_instances: int | None = None) -> Space:
         """The space for a model (a ModelConfig message) on this machine. max_batch_size is never raised above
-        the file's (the model may not be built for more); the seed is the file's batch size with dynamic
-        batching on and no queue delay, one instance."""
+        the file's (the model may not be built for more); the seed is one batch size below the file's (from 8
+        up) with dynamic batching on and no queue delay, one instance."""
         mbs = int(config.max_batch_size)
         top = max_instances or machine_instances(gpus, cpus)
         count = max(1, config.instance_group[0].count) if len(config.instance_group) else 1
@@ -139,7 +140,11 @@ class Space:
         space = cls(max_batch_size=sizes, max_queue_delay_microseconds=delays,
                     instances=sorted(set(range(1, top + 1)) | {count}),
                     concurrency=[max(1, min_concurrency), max(max_concurrency, min_concurrency, 1)], preferred=[()])
-        space.seed = Point(mbs, 0, 1, 0, (), mbs > 0)
+        # the seed's batch size: one step inside the file's maximum (from 8 up). The maximum is the model's limit,
+        # not a latency-aware choice, and a walk that starts at the end of an axis can only move one way; under a
+        # p99 budget the best size is seldom the largest (the demo model: 16 of 32 at 3-5 instances, heavy items:
+        # 8), and the walk still tries the maximum one step up
+        space.seed = Point(sizes[-2] if len(sizes) >= 4 else mbs, 0, 1, 0, (), mbs > 0)
         return space
 
     def values(self, axis: str) -> list:
@@ -289,6 +294,11 @@ def next_load(ok: Measurement | None, bad: Measurement | None, budget_ms: float,
     if ok is not None and bad is not None:
         a, b = ok.point.concurrency, bad.point.concurrency
         if b - a <= max(1, round(KNEE_RESOLUTION * a)):
+            return None
+        if bad.throughput <= ok.throughput * IMPROVED:
+            # throughput grows with the load, so the bracket holds at most the over-budget point's figure:
+            # when that is within a measurement's noise of the point under the budget, narrowing the bracket
+            # cannot change how this configuration ranks (it would cost a probe for a gain the walk ignores)
             return None
         pa, pb = max(ok.p99_ms or 0.0, 1e-6), max(bad.p99_ms or 0.0, 1e-6)
         if pb > pa and pa < target < pb:  # regula falsi on p99 against the load
@@ -527,7 +537,38 @@ class Tuner:
                     dirty |= set(AXES) - {axis}  # the others were walked around a point that is gone
             if not improved or not dirty:
                 break
+        self._plateau(space, knees, best, evaluate)
         return self._result(list(knees.values()), time.monotonic() - t0)
+
+    def _plateau(self, space: Space, knees: dict, best: Measurement, evaluate) -> None:
+        """Ties: a configuration within the noise of the leader (NOISE_BAND) did not move the walk, so the walk
+        never looked around it. Where the leader's own instance step was a tie too, the same step from the tied
+        configuration may be the better one (e.g. leader 2 instances at max_batch 32, ties 4 instances at 32 and
+        2 at 16: 4 instances at 16 was never measured). At most PLATEAU_LOOKS such probes, best ties first."""
+        lead = self._score(best)
+        if lead <= 0 or len(space.instances) < 2:
+            return
+        counts = space.values("instances")
+        looks = 0
+        for tie in sorted(knees.values(), key=self._score, reverse=True):
+            if looks >= PLATEAU_LOOKS or self.out_of_time():
+                return
+            score = self._score(tie)
+            if tie.point.config_key() == best.point.config_key() or score < NOISE_BAND * lead:
+                continue
+            if tie.point.instances != best.point.instances or tie.point.instances not in counts:
+                continue  # a tie along the instance axis itself: its neighbours are the walk's own
+            i = counts.index(tie.point.instances)
+            for direction in (1, -1):
+                j = _step("instances", counts, i, direction)
+                if not 0 <= j < len(counts) or looks >= PLATEAU_LOOKS or self.out_of_time():
+                    continue
+                cand = replace(tie.point.config(), instances=counts[j])
+                sibling = knees.get(replace(best.point.config(), instances=counts[j]).config_key())
+                if cand.config_key() in knees or sibling is None or self._score(sibling) < NOISE_BAND * lead:
+                    continue
+                evaluate(cand, best)
+                looks += 1
 
     def _result(self, knees: list[Measurement], seconds: float) -> TuneResult:
         ms = list(self.cache.values())

@@ -114,7 +114,9 @@ def test_space_from_model_and_machine():
     assert space.instances == list(range(1, 9))  # 4 per core on a 2-core machine
     assert max(space.max_batch_size) == 32  # never above the file's
     assert space.load_range == (1, 64) and not space.fixed_load
-    assert space.start() == Point(32, 0, 1, 0, (), True)
+    assert space.start() == Point(16, 0, 1, 0, (), True)  # one step inside the file's 32: the walk can go both ways
+    small = ConfigDocument.parse(CONFIG.replace("max_batch_size: 32", "max_batch_size: 4")).to_message()
+    assert Space.for_model(small, cpus=2).start().max_batch_size == 4
     assert machine_instances(gpus=2) == 8 and machine_instances(cpus=64) == 16 and machine_instances(cpus=1) == 8
     base = baseline_point(cfg)
     assert base == Point(32, 0, 1, 0, (), False)  # the file has no dynamic_batching
@@ -138,8 +140,11 @@ def test_next_load_brackets_then_interpolates():
     # over the budget: come down by the ratio
     assert next_load(None, _m(64, 1000, 40.0), 20, 1, 256) == 31
     # inside a bracket: interpolate (log-log), never at an end
-    c = next_load(_m(16, 1000, 10.0), _m(64, 1000, 40.0), 20, 1, 256)
+    c = next_load(_m(16, 600, 10.0), _m(64, 1000, 40.0), 20, 1, 256)
     assert 16 < c < 64 and abs(c - 31) <= 1
+    # ... unless the load over the budget gained no more than the noise: the bracket cannot hide a better figure
+    assert next_load(_m(34, 3435, 18.3), _m(42, 3790, 21.6), 20, 1, 256) is not None  # +10%: narrow it
+    assert next_load(_m(37, 3651, 19.4), _m(42, 3790, 21.6), 20, 1, 256) is None  # +3.8%: this is the knee
     # narrow enough: done
     assert next_load(_m(30, 1000, 19.0), _m(33, 1000, 21.0), 20, 1, 256) is None
     # near the budget with the budget predicted within the resolution: this is the knee, no probe above it
@@ -214,6 +219,39 @@ def test_search_reaches_the_optimum_with_few_measurements_and_confirms_it():
     text = report_text(result, "m", 20.0, "perf_analyzer -m m --concurrency-range 40")
     assert "# winner:" in text and "95% CI" in text and "vs baseline" in text and "# reproduce: perf_analyzer" in text
     assert "max_queue_delay_microseconds" in text.split("# the winning settings:")[1]
+
+
+class TableServer(SimulatedServer):
+    """A server whose figures at the load in use are a table over (instances, max_batch_size): a plateau where
+    several configurations tie within the noise, as the demo model has at concurrency 64 on 2 cores (figures
+    from a perf_analyzer grid there)."""
+
+    def __init__(self, table: dict) -> None:
+        super().__init__()
+        self.table = table
+        self.seen: list[tuple] = []
+
+    def measure(self, since=None, budget_s: float = 30.0, t_change=None) -> SteadyState:
+        self.measured += 1
+        cfg = self.document.to_message()
+        key = (cfg.instance_group[0].count, cfg.max_batch_size, cfg.dynamic_batching.max_queue_delay_microseconds)
+        self.seen.append(key)
+        return SteadyState(self.table.get(key, 1000.0), 5.0, 8.0, 12.0, None, None, 0.0, True, 3, 1.0)
+
+
+def test_ties_are_looked_around_after_the_walk():
+    table = {(1, 32, 0): 5950, (2, 32, 0): 7190, (4, 32, 0): 7243, (8, 32, 0): 7001, (5, 32, 0): 7161,
+             (2, 16, 0): 7244, (2, 8, 0): 4036, (4, 16, 0): 7600, (1, 16, 0): 5000, (2, 32, 100): 6775}
+    server = TableServer(table)
+    space = Space(max_batch_size=[8, 16, 32], max_queue_delay_microseconds=[0, 100], instances=list(range(1, 9)),
+                  concurrency=[64], seed=Point(32, 0, 1, 64))
+    result = Tuner(server, 20.0).search(space)
+    # the walk led with 2 instances at 32 (4 and 16 only tied); the look one instance step from the tie at 16
+    # found the best configuration, which the walk alone never measured
+    assert (4, 16, 0) in server.seen
+    assert result.knees[0].point.config_key() == Point(16, 0, 4, 64).config_key()
+    assert (1, 16, 0) not in server.seen  # 1 instance was no tie at 32: not worth a look at 16
+    assert len(set(server.seen)) <= len([k for k in table if k != (1, 16, 0)])
 
 
 def test_a_point_that_does_not_settle_is_measured_again_not_dropped():
