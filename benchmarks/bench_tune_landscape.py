@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_tune_vs_model_analyzer import PORTS, make_repo  # noqa: E402
+from bench_tune_vs_model_analyzer import PORTS, make_repo, perf_analyzer  # noqa: E402
 
 from studio.config import ConfigDocument  # noqa: E402
 from studio.runtime import ServerOptions  # noqa: E402
@@ -48,23 +46,14 @@ from studio.tuning.search import Point  # noqa: E402
 from studio.tuning.session import TuningSession  # noqa: E402
 
 
-def pa(root: Path, target: str, model: str, concurrency: int, interval_ms: int = 3000) -> tuple[float, float, float]:
-    """perf_analyzer's throughput, p99 (ms) and its own CPU use (cores) over the run."""
+def pa(root: Path, target: str, model: str, concurrency: int) -> tuple[float, float, float]:
+    """perf_analyzer's throughput, p99 (ms; 3 s windows within 25%) and its own CPU use (cores) over the run."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    r = subprocess.run(["chroot", str(root), "/opt/pa/perf_analyzer/bin/perf_analyzer", "-m", model, "-u", target,
-                        "-i", "grpc", "--concurrency-range", str(concurrency), "--measurement-interval",
-                        str(interval_ms), "--stability-percentage", "25", "--percentile", "99"],
-                       capture_output=True, text=True)
+    tp, p99 = perf_analyzer(root, target, model, concurrency, interval_ms=3000, stabilities=(25,))
     wall = time.monotonic() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = r.stdout + r.stderr
-    tp = re.findall(r"Throughput: ([\d.]+) infer/sec", out)
-    p99 = re.findall(r"p99 latency: (\d+) usec", out)
-    if r.returncode != 0 or not tp or not p99:
-        raise SystemExit(f"perf_analyzer failed: {out[-1500:]}")
-    cpu = (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) / wall
-    return float(tp[-1]), int(p99[-1]) / 1000, cpu
+    return tp, p99, (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) / wall
 
 
 def load(client: TritonClient, cfg: Path, model: str, instances: int, max_batch: int, concurrency: int) -> None:

@@ -130,20 +130,21 @@ def print_trace(ours: dict) -> None:
           f"load average {mach.get('loadavg_start')} -> {mach.get('loadavg_end')}")
 
 
-def perf_analyzer(root: Path, target: str, model: str, concurrency: int) -> tuple[float, float]:
+def perf_analyzer(root: Path, target: str, model: str, concurrency: int, interval_ms: int = 5000,
+                  stabilities: tuple[int, ...] = (10, 25, 100)) -> tuple[float, float]:
     """perf_analyzer's throughput and p99 (5 s windows, stable within 10%; on a machine too busy for that,
     once more within 25%, and the line says so)."""
     out = ""
-    for stability in (10, 25, 100):
+    for stability in stabilities:
         r = subprocess.run(["chroot", str(root), "/opt/pa/perf_analyzer/bin/perf_analyzer", "-m", model, "-u", target,
-                            "-i", "grpc", "--concurrency-range", str(concurrency), "--measurement-interval", "5000",
-                            "--stability-percentage", str(stability), "--percentile", "99"],
+                            "-i", "grpc", "--concurrency-range", str(concurrency), "--measurement-interval",
+                            str(interval_ms), "--stability-percentage", str(stability), "--percentile", "99"],
                            capture_output=True, text=True)
         out = r.stdout + r.stderr
         tp = re.findall(r"Throughput: ([\d.]+) infer/sec", out)
         p99 = re.findall(r"p99 latency: (\d+) usec", out)
         if r.returncode == 0 and tp and p99:
-            if stability != 10:
+            if stability != stabilities[0]:
                 print(f"  (perf_analyzer needed --stability-percentage {stability} on this busy machine)")
             return float(tp[-1]), int(p99[-1]) / 1000
     raise SystemExit(f"perf_analyzer failed: {out[-1500:]}")

@@ -126,8 +126,8 @@ class Space:
     def for_model(cls, config, *, gpus: int = 0, cpus: int | None = None, max_concurrency: int = 256,
                   min_concurrency: int = 1, max_instances: int | None = None) -> Space:
         """The space for a model (a ModelConfig message) on this machine. max_batch_size is never raised above
-        the file's (the model may not be built for more); the seed is one batch size below the file's (from 8
-        up) with dynamic batching on and no queue delay, one instance."""
+        the file's (the model may not be built for more); the seed is one batch size below the file's (for a
+        maximum of 5 or more) with dynamic batching on and no queue delay, one instance."""
         mbs = int(config.max_batch_size)
         top = max_instances or machine_instances(gpus, cpus)
         count = max(1, config.instance_group[0].count) if len(config.instance_group) else 1
@@ -140,7 +140,7 @@ class Space:
         space = cls(max_batch_size=sizes, max_queue_delay_microseconds=delays,
                     instances=sorted(set(range(1, top + 1)) | {count}),
                     concurrency=[max(1, min_concurrency), max(max_concurrency, min_concurrency, 1)], preferred=[()])
-        # the seed's batch size: one step inside the file's maximum (from 8 up). The maximum is the model's limit,
+        # the seed's batch size: one step inside the file's maximum (for a maximum of 5 or more). The maximum is the model's limit,
         # not a latency-aware choice, and a walk that starts at the end of an axis can only move one way; under a
         # p99 budget the best size is seldom the largest (the demo model: 16 of 32 at 3-5 instances, heavy items:
         # 8), and the walk still tries the maximum one step up
