@@ -116,15 +116,17 @@ def run_ours(target: str, model: str, cfg: Path, p99: float, max_c: int, window_
             "concurrency": b["concurrency"], "config": b["config"], "config_text": doc.text,
             "measurements": len(data["measurements"]), "configs": len(data["knees"]),
             "confirmation_runs": sum(len(c["throughputs"]) for c in data["confirmed"]), "notes": data["notes"],
-            "trace": data["measurements"], "machine": data["machine"]}
+            "trace": data["measurements"], "confirmation_trace": data.get("confirmation_runs", []),
+            "machine": data["machine"]}
 
 
 def print_trace(ours: dict) -> None:
     """Where our time went: every measurement of the search (reload + measuring) and the phases."""
-    for m in sorted(ours["trace"], key=lambda m: m["at_s"]):
+    runs = [(m, "") for m in ours["trace"]] + [(m, " (confirmation)") for m in ours["confirmation_trace"]]
+    for m, phase in sorted(runs, key=lambda r: r[0]["at_s"]):
         p99 = f"{m['p99_ms']:.1f}" if m["p99_ms"] is not None else "-"
         print(f"    {m['at_s']:6.1f}s {m['seconds']:5.1f}s (reload {m['reload_s']:.1f}s, x{m['attempts']}) "
-              f"{m['config']} @c{m['concurrency']}: {m['throughput']:,.0f}/s p99 {p99}")
+              f"{m['config']} @c{m['concurrency']}: {m['throughput']:,.0f}/s p99 {p99}{phase}")
     mach = ours["machine"]
     print(f"    phases {mach.get('phases_s')}, {mach.get('measurements')} measurements, "
           f"load average {mach.get('loadavg_start')} -> {mach.get('loadavg_end')}")
