@@ -45,6 +45,7 @@ SATURATED = 1.02  # more load that adds less than 2% throughput is latency only
 PLATEAU_LOOKS = 2  # probes spent after the walk around configurations that tied with the leader
 BASELINE_TOLERANCE = 0.20  # the baseline's windows agree within this: it is a reference, not a candidate, and
 # its low throughput leaves few requests per window, so the candidates' 10% cost it 5-11 s of waiting
+MIN_POINT_S = 2.0  # the shortest measurement the time budget cuts a point's to: a few windows of 0.5 s
 REWALK = 1.10  # a move along one axis re-opens the others only when it gained more than this (twice the noise):
 # a smaller gain says the landscape is flat along that axis near the leader, so what the other axes found around
 # the old leader holds around the new one within the noise (their re-walk cost 4 probes, ~14 s, for nothing in
@@ -349,8 +350,10 @@ class Tuner:
 
     def __init__(self, session, p99_budget_ms: float, budget_s: float | None = None, point_budget_s: float = 12.0,
                  on_measurement: Callable[[Measurement], None] | None = None, max_knee_probes: int = 6,
-                 requests_per_window: int | None = None, max_window_s: float = 2.0) -> None:
+                 requests_per_window: int | None = None, max_window_s: float = 2.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.session = session
+        self.clock = clock  # injectable, as in studio.tuning.reload: the tests' simulated server advances it
         # adaptive windows: each window long enough for this many requests (a p99 from >= 5 tail requests),
         # never shorter than the session's own window nor longer than max_window_s
         self.requests_per_window = requests_per_window
@@ -363,7 +366,7 @@ class Tuner:
         self.on_measurement = on_measurement
         self.max_knee_probes = max_knee_probes
         self.cache: dict[Point, Measurement] = {}
-        self._t0 = time.monotonic()
+        self._t0 = clock()
         self._config: tuple | None = None
         self._concurrency: int | None = None
         self._reserve_s = 0.0  # time kept for the confirmation phase
@@ -372,10 +375,19 @@ class Tuner:
 
     # -- time ---------------------------------------------------------------------------------------------
     def elapsed(self) -> float:
-        return time.monotonic() - self._t0
+        return self.clock() - self._t0
 
     def out_of_time(self) -> bool:
         return self.budget_s is not None and self.elapsed() > self.budget_s - self._reserve_s
+
+    def _point_budget(self) -> float:
+        """How long one measurement may wait for stability: the point budget, cut to the time left in this
+        phase (the search stops short of the confirmation's reserve), never below MIN_POINT_S. A point that
+        the cut leaves unsettled is marked so (stable False), not dropped."""
+        if self.budget_s is None or self.budget_s < 0:
+            return self.point_budget_s
+        left = self.budget_s - self._reserve_s - self.elapsed()
+        return min(self.point_budget_s, max(MIN_POINT_S, left))
 
     def stop(self) -> None:
         """End the search after the point being measured (the dashboard's Stop)."""
@@ -402,17 +414,17 @@ class Tuner:
         if self._config != p.config_key():
             if not self.session.document.has("instance_group[0]"):
                 self.session.document.set("instance_group", [{"kind": "KIND_AUTO"}])
-            rec = self.session.apply(p.edits(), p.label(), budget_s=self.point_budget_s)
+            rec = self.session.apply(p.edits(), p.label(), budget_s=self._point_budget())
             self._config = p.config_key() if rec.error is None else None
             self.reload_s += rec.load_s
             return rec.error, rec.result, rec.load_s
-        return None, self.session.measure(since=time.monotonic(), budget_s=self.point_budget_s), 0.0
+        return None, self.session.measure(since=time.monotonic(), budget_s=self._point_budget()), 0.0
 
     def measure(self, p: Point, fresh: bool = False) -> Measurement:
         """The point's steady figures; measured again once when it did not settle (the attempts say so)."""
         if p in self.cache and not fresh:
             return self.cache[p]
-        t0 = time.monotonic()
+        t0 = self.clock()
         at = self.elapsed()
         attempts = 0
         reload_s = 0.0
@@ -421,10 +433,10 @@ class Tuner:
             error, steady, load_s = self._steady(p)
             reload_s += load_s
             if error is not None:
-                m = Measurement(p, 0.0, None, False, time.monotonic() - t0, error, attempts=attempts, at=at,
+                m = Measurement(p, 0.0, None, False, self.clock() - t0, error, attempts=attempts, at=at,
                                 reload_s=reload_s)
                 break
-            m = Measurement(p, steady.throughput, steady.p99_ms, steady.stable, time.monotonic() - t0,
+            m = Measurement(p, steady.throughput, steady.p99_ms, steady.stable, self.clock() - t0,
                             p50_ms=steady.p50_ms, avg_batch_size=steady.avg_batch_size, attempts=attempts, at=at,
                             reload_s=reload_s)
             if steady.throughput > 0:
@@ -487,7 +499,7 @@ class Tuner:
 
     # -- the walk over configurations ----------------------------------------------------------------------
     def search(self, space: Space, start: Point | None = None, passes: int = 2) -> TuneResult:
-        t0 = time.monotonic()
+        t0 = self.clock()
         current = (start or space.start()).config()
         if not space.fixed_load:
             current = replace(current, concurrency=0)
@@ -554,7 +566,7 @@ class Tuner:
             if not improved or not dirty:
                 break
         self._plateau(space, knees, best, evaluate)
-        return self._result(list(knees.values()), time.monotonic() - t0)
+        return self._result(list(knees.values()), self.clock() - t0)
 
     def _plateau(self, space: Space, knees: dict, best: Measurement, evaluate) -> None:
         """Ties: a configuration within the noise of the leader (NOISE_BAND) did not move the walk, so the walk
@@ -594,7 +606,7 @@ class Tuner:
         return TuneResult(best, ms, frontier(ms), seconds, knees=ranked)
 
     def grid(self, space: Space) -> TuneResult:
-        t0 = time.monotonic()
+        t0 = self.clock()
         pts = sorted(space.points(), key=lambda p: (p.config_key(), p.concurrency))
         for p in pts:
             if self.out_of_time():
@@ -603,14 +615,14 @@ class Tuner:
         ms = list(self.cache.values())
         ok = [m for m in ms if m.within(self.p99_budget_ms)]
         return TuneResult(best=max(ok, key=lambda m: m.throughput) if ok else None, measurements=ms,
-                          frontier=frontier(ms), seconds=time.monotonic() - t0)
+                          frontier=frontier(ms), seconds=self.clock() - t0)
 
     # -- the whole tune: baseline, search, confirmation ------------------------------------------------------
     def tune(self, space: Space, baseline: Point | None = None, rounds: int = 2, top: int = 3,
              confirm_window_s: float | None = None) -> TuneResult:
         """Baseline (the file's config at its own knee), the search, then the top `top` configurations
         re-measured alternating for `rounds` rounds; the winner is the best mean under the budget."""
-        t0 = time.monotonic()
+        t0 = self.clock()
         load0 = _loadavg()
         cpu0 = time.process_time()
         notes: list[str] = []
@@ -626,9 +638,9 @@ class Tuner:
             finally:
                 if tolerance is not None:
                     self.session.tolerance = tolerance
-        t_base = time.monotonic()
+        t_base = self.clock()
         found = self.search(space)
-        t_search = time.monotonic()
+        t_search = self.clock()
         self._reserve_s = 0.0
         candidates = [k for k in found.knees if k.within(self.p99_budget_ms)][:top]
         confirmed: list[Confirmed] = []
@@ -642,18 +654,33 @@ class Tuner:
             # alike), starting with the configuration the server runs now (one reload fewer)
             runs = {k.point: Confirmed(k.point, [k.throughput], [k.p99_ms]) for k in candidates}
             order = confirmation_order(candidates, self._config, rounds)
+            limited = self.budget_s is not None and self.budget_s >= 0
+            last_round_s = 0.0
+            cut = False
             try:
                 for r in range(rounds):
-                    if r >= 2 and self.budget_s is not None and self.elapsed() > self.budget_s:
-                        notes.append(f"the confirmation stopped after {r} rounds (time budget)")
+                    left = self.budget_s - self.elapsed() if limited else math.inf
+                    if left <= 0 or last_round_s > left:  # a round starts only when one like the last fits
+                        notes.append(f"the confirmation stopped after {r} of {rounds} rounds (time budget)"
+                                     if r else "no time was left to re-measure the leaders (time budget): the "
+                                     "winner's figure is the search's own measurement")
                         break
-                    for k in (order if r % 2 == 0 else order[::-1]):
+                    t_round = self.clock()
+                    for i, k in enumerate(order if r % 2 == 0 else order[::-1]):
+                        if i and self.budget_s == -1.0:
+                            break  # stopped by the user (stop()): what was measured stands
+                        if limited and i and self.elapsed() >= self.budget_s:
+                            notes.append(f"the confirmation's round {r + 1} re-measured {i} of {len(order)} "
+                                         "configurations (time budget)")
+                            cut = True
+                            break
                         m = self.measure(k.point, fresh=True)
                         fresh.append(m)
                         if m.error is None and m.p99_ms is not None:
                             runs[k.point].throughputs.append(m.throughput)
                             runs[k.point].p99s.append(m.p99_ms)
-                    if self.budget_s == -1.0:
+                    last_round_s = self.clock() - t_round
+                    if self.budget_s == -1.0 or cut:
                         break
             finally:
                 if confirm_window_s is not None and old_window is not None:
@@ -668,7 +695,7 @@ class Tuner:
                 if len(c.throughputs) >= 2 and c.spread > 0.10:
                     notes.append(f"{c.point.label()} moved {c.spread:.0%} between rounds: the machine's load "
                                  "changed during the measurement; treat small margins as noise")
-        t_confirm = time.monotonic()
+        t_confirm = self.clock()
         margin = None
         if len(confirmed) >= 2 and len(confirmed[0].throughputs) >= 2 and len(confirmed[1].throughputs) >= 2:
             cmp = compare(confirmed[1].throughputs, confirmed[0].throughputs)
@@ -678,7 +705,7 @@ class Tuner:
             if not cmp.significant:
                 notes.append("the winner's margin over the runner-up is within the noise (95% CI includes 0)")
         load1 = _loadavg()
-        wall = time.monotonic() - t0
+        wall = self.clock() - t0
         machine = {"loadavg_start": load0, "loadavg_end": load1, "cpus": os.cpu_count(),
                    "phases_s": {"baseline": round(t_base - t0, 1), "search": round(t_search - t_base, 1),
                                 "confirmation": round(t_confirm - t_search, 1),

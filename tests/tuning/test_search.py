@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import math
 import random
+from dataclasses import replace
 
 from tritonclient.grpc import model_config_pb2 as mc
 
 from studio.config import ConfigDocument
 from studio.tuning.search import (
+    MIN_POINT_S,
     Measurement,
     Point,
     Space,
@@ -329,6 +331,55 @@ def test_the_confirmation_order_spares_full_reloads():
     assert order.index(c) + 1 == order.index(a) or order.index(a) + 1 == order.index(c)  # 6 -> 8 is adjacent
     # the loaded configuration, when a candidate, comes first: its first measurement needs no load at all
     assert confirmation_order(ms, b.config_key(), 2)[0].point == b
+
+
+class SlowClockServer(SimulatedServer):
+    """The simulated server on a simulated clock: a reload costs `reload_s`, and no measurement settles (as on a
+    busy machine, CI's container among them): each waits for its whole budget, which the tuner sets."""
+
+    def __init__(self, reload_s: float = 2.5) -> None:
+        super().__init__()
+        self.now = 1000.0
+        self.reload_s = reload_s
+        self.budgets: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def apply(self, edits: dict, description: str, budget_s: float = 30.0) -> ChangeRecord:
+        self.now += self.reload_s
+        for path, value in edits.items():
+            self.document.clear(path) if value is None else self.document.set(path, value)
+        self.reloads += 1
+        rec = ChangeRecord(0.0, description, edits, self.reload_s)
+        rec.result = self.measure(budget_s=budget_s)
+        return rec
+
+    def measure(self, since=None, budget_s: float = 30.0, t_change=None) -> SteadyState:
+        self.budgets.append(budget_s)
+        self.now += budget_s
+        s = super().measure(since, budget_s, t_change)
+        return replace(s, stable=False)
+
+
+def test_the_time_budget_holds_when_nothing_settles():
+    # CI (a busy container) saw `tune --budget-s 20` run past 60 s: every point took its whole 8 s budget twice,
+    # and the confirmation's first two rounds ignored the clock. Now each measurement's wait is cut to the time
+    # left, and a confirmation round starts only when one like the last fits.
+    for budget in (20.0, 60.0, 180.0):
+        server = SlowClockServer()
+        cfg = server.document.to_message()
+        space = Space.for_model(cfg, cpus=2, max_concurrency=64)
+        tuner = Tuner(server, 500.0, budget_s=budget, point_budget_s=8.0, clock=server.clock)
+        result = tuner.tune(space, baseline=baseline_point(cfg), rounds=2)
+        spent = server.now - 1000.0
+        # at most one short measurement (MIN_POINT_S) and one reload past the budget
+        assert spent <= budget + MIN_POINT_S + server.reload_s, (budget, spent)
+        assert result.best is not None and result.measurements  # something was found, and said
+        assert all(b <= 8.0 for b in server.budgets)
+        assert abs(result.seconds - spent) < 1e-6
+        if budget == 20.0:
+            assert any("time budget" in n for n in result.notes), result.notes
 
 
 def test_a_point_that_does_not_settle_is_measured_again_not_dropped():
