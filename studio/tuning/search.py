@@ -380,14 +380,18 @@ class Tuner:
     def out_of_time(self) -> bool:
         return self.budget_s is not None and self.elapsed() > self.budget_s - self._reserve_s
 
+    def _time_left(self) -> float:
+        """Seconds left of the whole tune's budget (infinite without one, or once stopped: stop() ends the
+        search by out_of_time, and what is in flight finishes at its own pace)."""
+        if self.budget_s is None or self.budget_s < 0:
+            return math.inf
+        return self.budget_s - self.elapsed()
+
     def _point_budget(self) -> float:
         """How long one measurement may wait for stability: the point budget, cut to the time left in this
         phase (the search stops short of the confirmation's reserve), never below MIN_POINT_S. A point that
         the cut leaves unsettled is marked so (stable False), not dropped."""
-        if self.budget_s is None or self.budget_s < 0:
-            return self.point_budget_s
-        left = self.budget_s - self._reserve_s - self.elapsed()
-        return min(self.point_budget_s, max(MIN_POINT_S, left))
+        return min(self.point_budget_s, max(MIN_POINT_S, self._time_left() - self._reserve_s))
 
     def stop(self) -> None:
         """End the search after the point being measured (the dashboard's Stop)."""
@@ -654,12 +658,11 @@ class Tuner:
             # alike), starting with the configuration the server runs now (one reload fewer)
             runs = {k.point: Confirmed(k.point, [k.throughput], [k.p99_ms]) for k in candidates}
             order = confirmation_order(candidates, self._config, rounds)
-            limited = self.budget_s is not None and self.budget_s >= 0
             last_round_s = 0.0
             cut = False
             try:
                 for r in range(rounds):
-                    left = self.budget_s - self.elapsed() if limited else math.inf
+                    left = self._time_left()
                     if left <= 0 or last_round_s > left:  # a round starts only when one like the last fits
                         notes.append(f"the confirmation stopped after {r} of {rounds} rounds (time budget)"
                                      if r else "no time was left to re-measure the leaders (time budget): the "
@@ -669,7 +672,7 @@ class Tuner:
                     for i, k in enumerate(order if r % 2 == 0 else order[::-1]):
                         if i and self.budget_s == -1.0:
                             break  # stopped by the user (stop()): what was measured stands
-                        if limited and i and self.elapsed() >= self.budget_s:
+                        if i and self._time_left() <= 0:
                             notes.append(f"the confirmation's round {r + 1} re-measured {i} of {len(order)} "
                                          "configurations (time budget)")
                             cut = True

@@ -83,7 +83,7 @@ class SimulatedServer:
                 self.document.set(path, value)
         self.reloads += 1
         rec = ChangeRecord(0.0, description, edits, 0.1)
-        rec.result = self.measure()
+        rec.result = self.measure(budget_s=budget_s)
         return rec
 
     def measure(self, since=None, budget_s: float = 30.0, t_change=None) -> SteadyState:
@@ -348,11 +348,8 @@ class SlowClockServer(SimulatedServer):
 
     def apply(self, edits: dict, description: str, budget_s: float = 30.0) -> ChangeRecord:
         self.now += self.reload_s
-        for path, value in edits.items():
-            self.document.clear(path) if value is None else self.document.set(path, value)
-        self.reloads += 1
-        rec = ChangeRecord(0.0, description, edits, self.reload_s)
-        rec.result = self.measure(budget_s=budget_s)
+        rec = super().apply(edits, description, budget_s)
+        rec.load_s = self.reload_s
         return rec
 
     def measure(self, since=None, budget_s: float = 30.0, t_change=None) -> SteadyState:
