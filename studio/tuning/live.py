@@ -307,6 +307,10 @@ class LiveEngine:
 
     def stop(self) -> None:
         self.clear_shape()
+        self._stop_load()
+
+    def _stop_load(self) -> None:
+        """Stop the requests; a traffic shape driving them goes on (a restart switches mode under it)."""
         if not self.in_process:
             self._send("stop")
             self._proc_running = False
@@ -325,7 +329,10 @@ class LiveEngine:
             self.start()
 
     def _restart(self) -> None:
-        self.stop()
+        """A switch between rate and concurrency: the shape's own switch keeps it driving; anyone else's ends it."""
+        if threading.current_thread() is not self._shape_thread:
+            self.clear_shape()
+        self._stop_load()
         self.start()
 
     def set_concurrency(self, n: int) -> None:
@@ -356,18 +363,21 @@ class LiveEngine:
         elif self.loadgen is not None:
             self.loadgen.set_rate(rate)
 
-    def set_shape(self, shape, what: str = "rate") -> None:
-        """Drive the rate (or concurrency) from a traffic shape (studio.tuning.shapes) until clear_shape()."""
+    def set_shape(self, shape, what: str = "rate", poisson: bool | None = None) -> None:
+        """Drive the rate (or concurrency) from a traffic shape (studio.tuning.shapes) until clear_shape() or
+        stop(); `poisson` sets the arrivals when the shape switches the load to a rate."""
         self.clear_shape()
         self._shape = (shape, what)
         self._shape_stop = threading.Event()
         t_start = time.monotonic()
 
         def drive(stop=self._shape_stop):
+            first = True
             while not stop.is_set():
                 v = shape.value_at(time.monotonic() - t_start)
                 if what == "rate":
-                    self.set_rate(v)
+                    self.set_rate(v, poisson=poisson if first else None)
+                    first = False
                 else:
                     self.set_concurrency(round(v))
                 stop.wait(self.period_s)

@@ -171,3 +171,27 @@ def test_variable_size_demo_model_needs_and_takes_a_shape(tmp_path):
         assert json.loads(r.stdout)["completed"] > 0
     finally:
         rt.stop()
+
+
+def test_a_shape_that_switches_to_a_rate_keeps_driving_and_another_switch_ends_it(server, tmp_path):
+    """CI saw a trace stop at its first rate: a restart for the switch to rate mode also ended the shape."""
+    from studio.tuning.live import LiveEngine
+    from studio.tuning.shapes import Trace
+
+    rt, ep, client, repo = server
+    doc, reqs = _requests(repo)
+    engine = LiveEngine(ep.grpc_target, "batched_sleep", doc, client, concurrency=4, requests=reqs).start()
+    try:
+        trace = tmp_path / "rate.csv"
+        trace.write_text("t_s,requests_per_s\n0,40\n1.5,400\n", encoding="utf-8")
+        engine.set_shape(Trace.from_csv(trace), "rate", poisson=False)  # from concurrency: its own switch
+        deadline = time.monotonic() + 10
+        while engine.rate != 400 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert engine.rate == 400 and engine.concurrency is None and engine.running
+        assert engine._shape is not None
+        engine.set_concurrency(6)  # the user's switch back to concurrency ends the shape
+        time.sleep(3 * engine.period_s)
+        assert engine._shape is None and engine.rate is None and engine.concurrency == 6
+    finally:
+        engine.close()

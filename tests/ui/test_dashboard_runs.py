@@ -234,7 +234,8 @@ def test_a_trace_csv_picked_in_the_dialog_drives_the_rate(qtbot, make_dash, tmp_
     for _ in range(target - dash.shape.currentIndex()):  # the last key press opens the dialog, once
         QTest.keyClick(dash.shape, Qt.Key.Key_Down)
     assert picked == ["Rate trace (t_s,requests_per_s)"]
-    assert dash.mode.currentIndex() > 0 and dash.engine.rate is not None  # switched to rate mode
+    assert dash.mode.currentIndex() > 0 and dash.rate.isEnabled() and not dash.conc.isEnabled()  # rate mode
+    qtbot.waitUntil(lambda: dash.engine.rate is not None, timeout=scaled(3000))  # the shape switched the engine
     qtbot.waitUntil(lambda: dash.engine.rate == 400, timeout=scaled(6000))
     t_up = dash.engine.now()
     assert 2.5 <= t_up - t0 <= 4.5

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
@@ -519,9 +519,15 @@ class TuningDashboard(QWidget):
                 self.load_error.setText(str(e))
                 self.shape.setCurrentIndex(0)
                 return
-            what = "rate"
             if not rate_mode:
-                self.set_load(rate=shape.value_at(0))
+                # the shape's own thread switches the engine to a rate: the widgets follow without queuing a
+                # set_rate of their own (one landing late would restart the load under the running trace)
+                with QSignalBlocker(self.mode), QSignalBlocker(self.rate):
+                    self.mode.setCurrentIndex(1)
+                    self.rate.setValue(float(shape.value_at(0)))
+                self._sync_load_widgets()
+            self.engine.set_shape(shape, "rate", poisson=self.mode.currentIndex() == 2)
+            return
         self.engine.set_shape(shape, what)
 
     def _apply_inputs(self) -> None:
