@@ -628,6 +628,7 @@ class Tuner:
         re-measured alternating for `rounds` rounds; the winner is the best mean under the budget."""
         t0 = self.clock()
         load0 = _loadavg()
+        other0 = other_cpu_busy()  # before the baseline raises the load: other work on this machine
         cpu0 = time.process_time()
         notes: list[str] = []
         if self.budget_s is not None:  # keep time for the confirmation: ~one reload + measurement per turn
@@ -709,16 +710,17 @@ class Tuner:
                 notes.append("the winner's margin over the runner-up is within the noise (95% CI includes 0)")
         load1 = _loadavg()
         wall = self.clock() - t0
-        machine = {"loadavg_start": load0, "loadavg_end": load1, "cpus": os.cpu_count(),
+        machine = {"loadavg_start": load0, "loadavg_end": load1, "cpus": os.cpu_count(), "other_cpu_start": other0,
                    "phases_s": {"baseline": round(t_base - t0, 1), "search": round(t_search - t_base, 1),
                                 "confirmation": round(t_confirm - t_search, 1),
                                 "of_which_reloads": round(self.reload_s, 1)},
                    "measurements": self.measured,
                    "client_cpu_share": round((time.process_time() - cpu0) / wall, 2) if wall > 0 else None}
         cpus = os.cpu_count() or 1
-        if load0 is not None and load0 > 0.5 * cpus:  # before our load started: other work on this machine
-            notes.append(f"the machine was busy before the tune started (load average {load0:.1f} on {cpus} CPUs): "
-                         "other work competes with the server and the load generator")
+        if other0 is not None and other0 > 0.5 * cpus:  # at the lowest load: other work (or a busy server)
+            notes.append(f"the machine was busy when the tune started: {other0:.1f} of {cpus} CPUs in use outside "
+                         "the tune's own process (the server's work at the load then running included); other work "
+                         "competes with the server and the load generator")
         result = self._result(found.knees, wall)
         result.knees = found.knees
         result.baseline = base
@@ -782,3 +784,30 @@ def _loadavg() -> float | None:
         return round(os.getloadavg()[0], 2)
     except OSError:
         return None
+
+
+def _cpu_ticks() -> tuple[float, float] | None:
+    """(busy, total) CPU seconds of the whole machine so far, from /proc/stat (None where there is none)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = [float(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)  # idle + iowait
+    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is inside user)
+    return (total - idle) / hz, total / hz
+
+
+def other_cpu_busy(seconds: float = 0.3) -> float | None:
+    """CPUs' worth of work that is not this process's, over the next `seconds`: the machine's busy time from
+    /proc/stat less this process's own CPU time. Unlike the 1-minute load average it says what runs now (the
+    average still carries, for a minute, a tool that has just ended). Includes a local server's work."""
+    a, own0, t0 = _cpu_ticks(), time.process_time(), time.monotonic()
+    if a is None:
+        return None
+    time.sleep(seconds)
+    b, own1, t1 = _cpu_ticks(), time.process_time(), time.monotonic()
+    if b is None or t1 <= t0:
+        return None
+    return round(max(0.0, (b[0] - a[0]) - (own1 - own0)) / (t1 - t0), 2)

@@ -46,8 +46,11 @@ def report_text(result: TuneResult, model: str, budget_ms: float, perf_analyzer:
     mach = result.machine
     if mach:
         share = mach.get("client_cpu_share")
-        lines.append(f"# machine: {mach.get('cpus')} CPUs, load average {mach.get('loadavg_start')} -> "
-                     f"{mach.get('loadavg_end')}" + (f", the client used {share:.0%} of a core" if share else ""))
+        other = mach.get("other_cpu_start")
+        lines.append(f"# machine: {mach.get('cpus')} CPUs"
+                     + (f", {other:.1f} busy outside the tune when it started" if other is not None else "")
+                     + f", load average {mach.get('loadavg_start')} -> {mach.get('loadavg_end')}"
+                     + (f", the client used {share:.0%} of a core" if share else ""))
     phases = mach.get("phases_s") if mach else None
     if phases:
         lines.append(f"# time: baseline {phases['baseline']:.0f} s, search {phases['search']:.0f} s, "

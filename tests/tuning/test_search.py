@@ -417,6 +417,40 @@ def test_fixed_load_keeps_the_load_and_stop_ends_the_search():
     assert len(tuner2.search(space).measurements) == 1  # the seed, then nothing
 
 
+def test_other_work_is_what_runs_now_outside_this_process():
+    """The busy note's figure: other processes' CPU counts (real spinning processes), this process's own
+    does not (a thread spinning here)."""
+    import os
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from studio.tuning.search import other_cpu_busy
+
+    stop = threading.Event()
+    spinner = threading.Thread(target=lambda: [None for _ in iter(stop.is_set, True)], daemon=True)
+    spinner.start()
+    try:
+        own = other_cpu_busy(0.5)
+    finally:
+        stop.set()
+        spinner.join()
+    n = min(2, os.cpu_count() or 1)
+    procs = [subprocess.Popen([sys.executable, "-c", "import time\nt=time.monotonic()+3\nwhile time.monotonic()<t: pass"])
+             for _ in range(n)]
+    try:
+        time.sleep(0.3)  # started
+        others = other_cpu_busy(0.5)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    print(f"own spin: {own} CPUs outside; two spinning processes: {others}")
+    assert own is not None and others is not None
+    assert others >= 0.75 * n and others > own + 0.5 * n  # n busy CPUs' worth; the spin here is not counted
+
+
 def test_confidence_interval_is_student_t():
     from studio.tuning.search import Confirmed
 
@@ -463,6 +497,7 @@ def test_tune_cli_against_the_embedded_triton(tmp_path):
         assert f"--concurrency-range {data['best']['concurrency']}" in data["perf_analyzer"]
         assert len({(k["instances"], k["max_batch_size"], k["max_queue_delay_microseconds"]) for k in data["knees"]}) >= 2
         assert data["machine"]["cpus"] and "loadavg_start" in data["machine"]
+        assert data["machine"]["other_cpu_start"] is not None  # Linux: /proc/stat
         assert cfg.read_bytes() == before  # no --write: the file is untouched
         served = fetch_config(ep.grpc_target, "batched_sleep")
         assert not served.HasField("dynamic_batching")  # the file's config is back on the server
