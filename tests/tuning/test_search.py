@@ -281,6 +281,41 @@ def test_a_small_move_does_not_rewalk_the_other_axes():
         assert (at16 != {4}) is rewalked, (gain, at16)
 
 
+class LuckyFirstServer(TableServer):
+    """A TableServer whose first measurement of some configurations reads more than their table figure (a lucky
+    window): luck maps (instances, max_batch_size, delay) to the factor; later measurements read the table's."""
+
+    def __init__(self, table: dict, luck: dict) -> None:
+        super().__init__(table)
+        self.luck = luck
+
+    def measure(self, since=None, budget_s: float = 30.0, t_change=None) -> SteadyState:
+        s = super().measure(since, budget_s, t_change)
+        if self.seen.count(self.seen[-1]) == 1:
+            s = replace(s, throughput=s.throughput * self.luck.get(self.seen[-1], 1.0))
+        return s
+
+
+def test_a_narrow_gain_is_looked_at_twice_before_the_walk_takes_it():
+    # max_batch 32 ties with the seed's 16 (5,000/s); a lucky first window reads 32 8% higher: one look more
+    # (no reload) says it was luck, so the walk stays at 16 and tries the other way (8). A clear gain (+30%) is
+    # taken on one look, and the walk does not turn back.
+    space = Space(max_batch_size=[8, 16, 32], max_queue_delay_microseconds=[0], instances=[1],
+                  concurrency=[64], seed=Point(16, 0, 1, 64))
+    server = LuckyFirstServer({(1, 16, 0): 5000, (1, 32, 0): 5000, (1, 8, 0): 4000}, luck={(1, 32, 0): 1.08})
+    result = Tuner(server, 20.0).search(space)
+    assert server.seen.count((1, 32, 0)) == 2 and server.reloads == 3
+    assert (1, 8, 0) in server.seen  # the walk did not take 32
+    at32 = next(k for k in result.knees if k.point.max_batch_size == 32)
+    assert at32.looks == 2 and at32.throughput == 5200  # the mean of 5,400 and 5,000
+    data = json.loads(json.dumps(result.to_json()))
+    assert [k["looks"] for k in data["knees"] if k["max_batch_size"] == 32] == [2]
+    server = LuckyFirstServer({(1, 16, 0): 5000, (1, 32, 0): 6500, (1, 8, 0): 4000}, luck={})
+    result = Tuner(server, 20.0).search(space)
+    assert server.seen.count((1, 32, 0)) == 1 and (1, 8, 0) not in server.seen
+    assert result.knees[0].point.max_batch_size == 32
+
+
 def test_a_configuration_over_the_budget_below_the_leader_takes_one_probe():
     # 8 instances at max_batch 32 and concurrency 64: over the budget (24.5 ms) at 5,569/s, below the leader's
     # 6,111/s (a trace of heavy_items): with less load it would be lower still, so nothing more is measured
