@@ -526,13 +526,13 @@ class Tuner:
                 knees[key] = self.knee(cfg, space, start=guess, leader=leader)
             return knees[key]
 
-        def gains(m: Measurement, lead: Measurement) -> bool:
-            """m beats the leader by more than the noise; a narrow gain only when a second look agrees."""
-            if not self._score(m) > self._score(lead) * IMPROVED:
-                return False
-            if m.looks == 1 and self._score(lead) > 0 and self._score(m) < self._score(lead) * CLEAR:
+        def looked_at(m: Measurement, lead: Measurement) -> Measurement:
+            """m, or, when it beats the leader by a narrow gain (IMPROVED to CLEAR), m measured a second time
+            (its knee then keeps the mean of both looks): the walk compares what this returns."""
+            lead_score, score = self._score(lead), self._score(m)
+            if m.looks == 1 and lead_score > 0 and lead_score * IMPROVED < score < lead_score * CLEAR:
                 m = knees[m.point.config_key()] = self._second_look(m)
-            return self._score(m) > self._score(lead) * IMPROVED
+            return m
 
         best = evaluate(current, None)
         dirty = set(AXES)  # axes to walk: all at first; later only those walked before another axis moved
@@ -557,10 +557,8 @@ class Tuner:
                     lead_j, failed_j = idx, None
                     while 0 <= j < len(values) and not self.out_of_time():
                         cand = replace(current, **{axis: values[j]})
-                        m = evaluate(cand, best)
-                        took = gains(m, best) or (self._score(best) < 0 < self._score(m))
-                        m = knees[cand.config_key()]  # with a second look's figures, when it took one
-                        if took:
+                        m = looked_at(evaluate(cand, best), best)
+                        if self._score(m) > self._score(best) * IMPROVED or (self._score(best) < 0 < self._score(m)):
                             best, current, improved, moved = m, cand, True, True
                             misses, lead_j = 0, j
                         elif axis == "instances" and misses == 0 and self._score(m) >= NOISE_BAND * self._score(best) > 0:
@@ -575,9 +573,9 @@ class Tuner:
                         # failed, e.g. 4 failed after 2 led: 3
                         cand = replace(current, **{axis: values[mid]})
                         if cand.config_key() not in knees:
-                            m = evaluate(cand, best)
-                            if gains(m, best):
-                                best, current, improved, moved = knees[cand.config_key()], cand, True, True
+                            m = looked_at(evaluate(cand, best), best)
+                            if self._score(m) > self._score(best) * IMPROVED:
+                                best, current, improved, moved = m, cand, True, True
                     if current.config_key() != best.point.config_key():
                         current = best.point.config()
                 if moved and (before <= 0 or self._score(best) > before * REWALK):

@@ -519,6 +519,7 @@ class TuningDashboard(QWidget):
                 self.load_error.setText(str(e))
                 self.shape.setCurrentIndex(0)
                 return
+            what = "rate"
             if not rate_mode:
                 # the shape's own thread switches the engine to a rate: the widgets follow without queuing a
                 # set_rate of their own (one landing late would restart the load under the running trace)
@@ -526,9 +527,7 @@ class TuningDashboard(QWidget):
                     self.mode.setCurrentIndex(1)
                     self.rate.setValue(float(shape.value_at(0)))
                 self._sync_load_widgets()
-            self.engine.set_shape(shape, "rate", poisson=self.mode.currentIndex() == 2)
-            return
-        self.engine.set_shape(shape, what)
+        self.engine.set_shape(shape, what, poisson=self.mode.currentIndex() == 2)  # the arrivals the widgets show
 
     def _apply_inputs(self) -> None:
         try:
