@@ -56,11 +56,32 @@ def pa(root: Path, target: str, model: str, concurrency: int) -> tuple[float, fl
     return tp, p99, (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) / wall
 
 
-def load(client: TritonClient, cfg: Path, model: str, instances: int, max_batch: int, concurrency: int) -> None:
+def load(client: TritonClient, cfg: Path, model: str, instances: int, max_batch: int, concurrency: int,
+         delay_us: int = 0) -> None:
     doc = ConfigDocument.load(cfg)
-    apply_edits(doc, Point(max_batch, 0, instances, concurrency).edits())
+    apply_edits(doc, Point(max_batch, delay_us, instances, concurrency).edits())
     client.load(model, config=doc)
     client.wait_model_ready(model)
+
+
+def landscape(root: Path, ep, client: TritonClient, cfg: Path, model: str, insts: list[int], sizes: list[int],
+              delays: list[int], c: int, rounds: int) -> None:
+    print(f"\n== 3. perf_analyzer over instances {insts} x max_batch {sizes} x queue delay {delays} us at "
+          f"concurrency {c}, {rounds} alternating passes")
+    grid: dict[tuple[int, int, int], list[tuple[float, float]]] = {}
+    for _ in range(rounds):
+        for d in delays:
+            for mb in sizes:
+                for n in insts:
+                    load(client, cfg, model, n, mb, c, d)
+                    tp, p99, _ = pa(root, ep.grpc_target, model, c)
+                    grid.setdefault((n, mb, d), []).append((tp, p99))
+    ranked = sorted(grid.items(), key=lambda kv: -statistics.fmean(x for x, _ in kv[1]))
+    top = statistics.fmean(x for x, _ in ranked[0][1])
+    for (n, mb, d), runs in ranked:
+        mean = statistics.fmean(x for x, _ in runs)
+        print(f"  instances {n}, max_batch {mb:3d}, delay {d:5d} us: {mean:8,.0f}/s ({mean / top:.2f} of the best)  "
+              "passes " + ", ".join(f"{x:,.0f}/s@{p:.1f}ms" for x, p in runs), flush=True)
 
 
 def own_cpu() -> float:
@@ -74,6 +95,8 @@ def main() -> int:
     ap.add_argument("--model", default="batched_sleep", choices=["batched_sleep", "heavy_items"])
     ap.add_argument("--instances", default="2,3,4,5,6,8")
     ap.add_argument("--max-batch", default="8,16,32")
+    ap.add_argument("--delays", default="0", help="max_queue_delay_microseconds values for part 3")
+    ap.add_argument("--grid-only", action="store_true", help="part 3 only")
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=8)
@@ -85,6 +108,7 @@ def main() -> int:
         return 2
     insts = [int(x) for x in args.instances.split(",")]
     sizes = [int(x) for x in args.max_batch.split(",")]
+    delays = [int(x) for x in args.delays.split(",")]
     c = args.concurrency
     model = args.model
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,6 +123,9 @@ def main() -> int:
             mid = insts[len(insts) // 2], sizes[len(sizes) // 2]
             load(client, cfg, model, *mid, c)
 
+            if args.grid_only:
+                landscape(root, ep, client, cfg, model, insts, sizes, delays, c, args.rounds)
+                return 0
             print(f"== 1. client CPU per request ({model}, instances {mid[0]}, max_batch {mid[1]}, concurrency {c})")
             for _ in range(2):
                 gen = LoadGenerator(ep.grpc_target, requests, LoadSpec(concurrency=c, duration_s=None)).start()
@@ -132,21 +159,7 @@ def main() -> int:
                 print(f"  windows {w_s:4.2f} s: mean {statistics.fmean(xs):8,.0f}/s, coefficient of variation "
                       f"{statistics.stdev(xs) / statistics.fmean(xs):.1%}  ({', '.join(f'{x:,.0f}' for x in xs)})")
 
-            print(f"\n== 3. perf_analyzer over instances {insts} x max_batch {sizes} at concurrency {c}, "
-                  f"{args.rounds} alternating passes")
-            grid: dict[tuple[int, int], list[tuple[float, float]]] = {}
-            for _ in range(args.rounds):
-                for mb in sizes:
-                    for n in insts:
-                        load(client, cfg, model, n, mb, c)
-                        tp, p99, _ = pa(root, ep.grpc_target, model, c)
-                        grid.setdefault((n, mb), []).append((tp, p99))
-            ranked = sorted(grid.items(), key=lambda kv: -statistics.fmean(x for x, _ in kv[1]))
-            top = statistics.fmean(x for x, _ in ranked[0][1])
-            for (n, mb), runs in ranked:
-                mean = statistics.fmean(x for x, _ in runs)
-                print(f"  instances {n}, max_batch {mb:3d}: {mean:8,.0f}/s ({mean / top:.2f} of the best)  passes "
-                      + ", ".join(f"{x:,.0f}/s@{p:.1f}ms" for x, p in runs))
+            landscape(root, ep, client, cfg, model, insts, sizes, delays, c, args.rounds)
         finally:
             client.close()
             rt.stop()

@@ -281,6 +281,23 @@ def test_a_small_move_does_not_rewalk_the_other_axes():
         assert (at16 != {4}) is rewalked, (gain, at16)
 
 
+def test_a_tie_at_a_short_queue_delay_does_not_end_the_delay_axis():
+    # the demo model's shape at concurrency 64 (perf_analyzer there: 4 instances at 16, 0 us 9,669/s, 1000 us
+    # 10,122/s): 100 us changes nothing, 500 us fills the batches. A tie at 100 us takes one more step
+    table = {(1, 16, 0): 4000, (2, 16, 0): 7500, (4, 16, 0): 9600, (8, 16, 0): 9300, (3, 16, 0): 9000,
+             (4, 8, 0): 7000, (4, 16, 100): 9650, (4, 16, 500): 10600, (4, 16, 2000): 10000}
+    server = TableServer(table)
+    space = Space(max_batch_size=[8, 16], max_queue_delay_microseconds=[0, 100, 500, 2000],
+                  instances=list(range(1, 9)), concurrency=[64], seed=Point(16, 0, 1, 64))
+    result = Tuner(server, 20.0).search(space)
+    assert result.knees[0].point.config_key() == Point(16, 500, 4, 64).config_key()
+    assert (4, 16, 2000) in server.seen  # the walk kept going while it helped, then stopped
+    # a second tie after the first ends the axis: the walk does not try every delay on a flat axis
+    flat = TableServer({**table, (4, 16, 500): 9650, (4, 16, 2000): 9650})
+    Tuner(flat, 20.0).search(space)
+    assert (4, 16, 500) in flat.seen and (4, 16, 2000) not in flat.seen
+
+
 class LuckyFirstServer(TableServer):
     """A TableServer whose first measurement of some configurations reads more than their table figure (a lucky
     window): luck maps (instances, max_batch_size, delay) to the factor; later measurements read the table's."""
