@@ -37,8 +37,9 @@ apt_install() {
   done
   [ ${#want[@]} -gt 0 ] || return 0
   if [ $updated -eq 0 ]; then
+    # another apt run (unattended-upgrades on a fresh machine, a second setup) holds the lock: wait, do not fail
     echo "setup: apt-get update"
-    $sudo apt-get update -qq || { echo "setup: apt-get update failed (no network or no apt sources?)" >&2; exit 1; }
+    $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq || { echo "setup: apt-get update failed (no network or no apt sources?)" >&2; exit 1; }
     updated=1
   fi
   local names=()
@@ -51,7 +52,7 @@ apt_install() {
     names+=("$pick")
   done
   echo "setup: installing system packages: ${names[*]}"
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${names[@]}" >/dev/null \
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${names[@]}" >/dev/null \
     || { echo "setup: apt-get install ${names[*]} failed" >&2; exit 1; }
 }
 apt_install "${apt_packages[@]}"
