@@ -833,7 +833,8 @@ def cmd_tune(args) -> int:
                             min_concurrency=args.min_concurrency, max_instances=args.max_instances)
     loadgen = LoadGenerator(target, requests, LoadSpec(concurrency=args.min_concurrency, duration_s=None)).start()
     sampler = Sampler(loadgen, client, args.model).start()
-    session = TuningSession(client, args.model, work, sampler, window_s=args.window_s, max_window_s=2.0)
+    session = TuningSession(client, args.model, work, sampler, window_s=args.window_s, max_window_s=2.0,
+                            load_timeout_s=args.load_timeout_s)
 
     def show(m):
         if args.format == "text":
@@ -851,9 +852,12 @@ def cmd_tune(args) -> int:
         loadgen.stop()
         sampler.stop()
         try:  # put the model back as the file says
-            client.load(args.model, config=doc)
-        except Exception:  # noqa: BLE001
-            pass
+            client.load(args.model, config=doc, timeout_s=args.load_timeout_s)
+        except Exception as e:  # noqa: BLE001 - said in one line: the server may run a tuning variant now
+            from studio.tuning.live import failure_text
+
+            print(f"tune: could not put '{args.model}' back as {args.config or 'its config'} says: "
+                  f"{failure_text(e)}", file=sys.stderr)
     if args.format == "json":
         out = result.to_json()
         out["perf_analyzer"] = (_tune_pa(args, result) if result.best else None)
@@ -999,6 +1003,8 @@ def build_parser() -> argparse.ArgumentParser:
     tu.add_argument("--min-concurrency", type=_int_in(1, 65536), default=1, help="the lowest load tried")
     tu.add_argument("--max-instances", type=_int_in(1, 64), help="default: 4 per CPU core, at least 8 (4 per GPU with --gpus)")
     tu.add_argument("--gpus", type=_int_in(0, 64), default=0, help="GPUs the server has (sizes the instance axis)")
+    tu.add_argument("--load-timeout-s", type=_positive_float, default=120.0,
+                    help="a reload that takes longer stops the search (the server may still be loading it)")
     tu.add_argument("--rounds", type=_int_in(1, 10), default=2,
                     help="alternating re-measurement rounds of the top three before a winner is named")
     tu.add_argument("--window-s", type=_positive_float, default=0.25,

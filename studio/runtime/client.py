@@ -19,7 +19,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from studio.runtime.base import Endpoints, LogStream
-from studio.runtime.errors import LoadFailed, RuntimeFailure
+from studio.runtime.errors import LoadFailed, LoadTimeout, RuntimeFailure
 
 _REASON = re.compile(r"^[EW]\d{4} [\d:.]+\s+\d+\s+\S+\]\s*\"?(?P<msg>.*?)\"?$")
 
@@ -85,13 +85,19 @@ class TritonClient:
             out.append(ModelState(m.get("name", ""), m.get("version", ""), m.get("state", ""), m.get("reason", "")))
         return out
 
-    def load(self, name: str, config=None, files: dict[str, bytes] | None = None) -> None:
-        """Load (or reload) a model, optionally with a config override; LoadFailed carries the log's reason."""
+    def load(self, name: str, config=None, files: dict[str, bytes] | None = None,
+             timeout_s: float | None = None) -> None:
+        """Load (or reload) a model, optionally with a config override; LoadFailed carries the log's reason.
+        With `timeout_s`, a load that takes longer raises LoadTimeout (the server goes on loading it)."""
         mark = self.logs.total if self.logs is not None else 0
         try:
-            self._grpc.load_model(name, config=config_json(config) if config is not None else None, files=files)
+            self._grpc.load_model(name, config=config_json(config) if config is not None else None, files=files,
+                                  client_timeout=timeout_s)
         except Exception as e:  # noqa: BLE001 - tritonclient raises InferenceServerException
             message = e.message() if callable(getattr(e, "message", None)) else str(e)
+            status = e.status() if callable(getattr(e, "status", None)) else None
+            if timeout_s is not None and "DEADLINE_EXCEEDED" in str(status or message):
+                raise LoadTimeout(name, timeout_s, self._reason_from_log(name, mark)) from None
             raise LoadFailed(name, message, self._reason_from_log(name, mark)) from None
 
     def unload(self, name: str, unload_dependents: bool = False) -> None:

@@ -79,3 +79,12 @@ class LoadFailed(RuntimeFailure):
         self.model = model
         self.server_message = server_message
         self.reason = reason
+
+
+class LoadTimeout(LoadFailed):
+    """A load (or reload) that did not finish within the client's deadline: the server may still be loading it."""
+
+    def __init__(self, model: str, timeout_s: float, reason: str | None = None) -> None:
+        super().__init__(model, f"the load did not finish within {timeout_s:.0f} s; the server may still be loading "
+                                "it (a large model, or a backend that hangs in initialize: see the server log)", reason)
+        self.timeout_s = timeout_s

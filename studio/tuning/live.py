@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from studio.config import ConfigDocument
+from studio.runtime.errors import LoadTimeout
 from studio.tuning.inputs import InputError, from_input_data, synthesize
 from studio.tuning.loadgen import LoadGenerator, LoadSpec
 from studio.tuning.loadproc import LoadProcess
@@ -54,6 +55,7 @@ class Change:
     concurrency: int | None = None
     rate: float | None = None
     source: str = "control"  # control | script | autotune | recipe | ab | row
+    timed_out: bool = False  # the reload passed the engine's load_timeout_s (the server may still be loading it)
 
     def to_json(self) -> dict:
         st = None
@@ -170,6 +172,7 @@ class LiveEngine:
         self.client = client
         self.period_s = period_s
         self.steady_budget_s = steady_budget_s
+        self.load_timeout_s: float | None = 120.0  # a reload that takes longer is a failed change (timed_out)
         self.t0 = time.monotonic()
         self.live_text = document.text  # what the server runs (as far as the studio changed it)
         self.concurrency = concurrency if rate is None else None
@@ -473,16 +476,16 @@ class LiveEngine:
         t_start = time.monotonic()
         t_req = self.rel(t_requested) if t_requested is not None else self.rel(t_start)
         err0 = self.errors_total
-        ok, message = True, None
+        ok, message, timed_out = True, None, False
         try:
-            self._client().load(self.model, config=ConfigDocument.parse(text))
+            self._client().load(self.model, config=ConfigDocument.parse(text), timeout_s=self.load_timeout_s)
         except Exception as e:  # noqa: BLE001 - LoadFailed carries the reason; anything else is reported too
-            ok, message = False, failure_text(e)
+            ok, message, timed_out = False, failure_text(e), isinstance(e, LoadTimeout)
         t_end = time.monotonic()
         with self._lock:
             ch = Change(len(self.changes) + 1, t_req, self.rel(t_start), self.rel(t_end) if ok else None,
                         t_end - t_start, diff, ok, message, text, dict(edits or {}),
-                        concurrency=self.concurrency, rate=self.rate, source=source)
+                        concurrency=self.concurrency, rate=self.rate, source=source, timed_out=timed_out)
             ch.errors_during_reload = self.errors_total - err0
             self.changes.append(ch)
             if ok:
@@ -547,6 +550,7 @@ class EngineSession(TuningSession):
         rec = ChangeRecord(time.time(), description, dict(edits or {}), ch.reload_s)
         if not ch.ok:
             rec.error = ch.message
+            rec.timed_out = ch.timed_out
             self.document = ConfigDocument.parse(self.engine.live_text)
         else:
             st = self.engine.wait_steady(ch, budget_s) or {}

@@ -382,6 +382,7 @@ class Tuner:
         self._reserve_s = 0.0  # time kept for the confirmation phase
         self.reload_s = 0.0  # time spent waiting for the server to load configurations, over the whole tune
         self.measured = 0  # measurements taken (the cache's plus the confirmation's fresh ones)
+        self.stop_reason: str | None = None  # why the tune stopped early by itself (a reload that timed out)
 
     # -- time ---------------------------------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -431,6 +432,10 @@ class Tuner:
             rec = self.session.apply(p.edits(), p.label(), budget_s=self._point_budget())
             self._config = p.config_key() if rec.error is None else None
             self.reload_s += rec.load_s
+            if getattr(rec, "timed_out", False):  # the server may still be loading it: a next reload would queue
+                self.stop()
+                self.stop_reason = (f"the search stopped: the reload of {p.label()} did not finish within "
+                                    f"{rec.load_s:.0f} s (the server may still be loading it; see its log)")
             return rec.error, rec.result, rec.load_s
         return None, self.session.measure(since=time.monotonic(), budget_s=self._point_budget()), 0.0
 
@@ -749,6 +754,8 @@ class Tuner:
                                 "of_which_reloads": round(self.reload_s, 1)},
                    "measurements": self.measured,
                    "client_cpu_share": round((time.process_time() - cpu0) / wall, 2) if wall > 0 else None}
+        if self.stop_reason:
+            notes.insert(0, self.stop_reason)
         cpus = os.cpu_count() or 1
         if other0 is not None and other0 > 0.5 * cpus:  # at the lowest load: other work (or a busy server)
             notes.append(f"the machine was busy when the tune started: {other0:.1f} of {cpus} CPUs in use outside "

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from studio.config import ConfigDocument
+from studio.runtime.errors import LoadTimeout
 from studio.tuning.histogram import LatencyHistogram
 from studio.tuning.sampler import Sample
 
@@ -42,6 +43,7 @@ class ChangeRecord:
     load_s: float
     result: SteadyState | None = None
     error: str | None = None
+    timed_out: bool = False  # the reload passed the session's load_timeout_s (the server may still be loading it)
 
 
 def aggregate(samples: list[Sample]) -> dict:
@@ -113,8 +115,10 @@ def stable_tail(samples: list[Sample], per_window: int, stable_windows: int, tol
 
 class TuningSession:
     def __init__(self, client, model: str, document: ConfigDocument, sampler, *, window_s: float = 1.0,
-                 tolerance: float = 0.10, stable_windows: int = 3, max_window_s: float | None = None) -> None:
+                 tolerance: float = 0.10, stable_windows: int = 3, max_window_s: float | None = None,
+                 load_timeout_s: float | None = 120.0) -> None:
         self.client = client
+        self.load_timeout_s = load_timeout_s  # a reload that takes longer is recorded as failed (timed_out)
         self.model = model
         self.document = document
         self.sampler = sampler
@@ -138,9 +142,10 @@ class TuningSession:
         t0 = time.monotonic()
         rec = ChangeRecord(time.time(), description, dict(edits or {}), 0.0)
         try:
-            self.client.load(self.model, config=self.document)
-        except Exception as e:  # noqa: BLE001 - recorded; the old config keeps serving
+            self.client.load(self.model, config=self.document, timeout_s=self.load_timeout_s)
+        except Exception as e:  # noqa: BLE001 - recorded; the old config keeps serving (or, timed out, loads on)
             rec.error = str(e)
+            rec.timed_out = isinstance(e, LoadTimeout)
             rec.load_s = time.monotonic() - t0
             self.records.append(rec)
             return rec

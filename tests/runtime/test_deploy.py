@@ -175,6 +175,28 @@ def test_cancel_during_a_slow_load(repo, server, client):
     assert time.monotonic() - t0 < scaled_s(2.5), "cancel returns at once, not after the 4 s load"
 
 
+def test_a_load_past_its_timeout_says_so_and_the_server_goes_on_loading(repo, server, client):
+    """The real deadline: `slow` sleeps 4 s in initialize; a load with a 1 s timeout raises LoadTimeout at about
+    1 s (not after 4 s, and not forever: a tune once waited 37 min on one reload), the tuning session records
+    it as a timed-out change without measuring, and the server finishes loading the model by itself."""
+    from studio.runtime import LoadTimeout
+    from studio.tuning.session import TuningSession
+
+    doc = ConfigDocument.load(repo / "slow" / "config.pbtxt")
+    t0 = time.monotonic()
+    with pytest.raises(LoadTimeout) as e:
+        client.load("slow", config=doc, timeout_s=1.0)
+    took = time.monotonic() - t0
+    assert took < scaled_s(3.5), took  # the 1 s deadline plus at most the 2 s look into the log
+    assert "did not finish within 1 s" in str(e.value) and "still be loading" in str(e.value)
+    client.wait_model_ready("slow", timeout_s=scaled_s(20))  # the server went on and loaded it
+
+    session = TuningSession(client, "slow", doc, sampler=None, load_timeout_s=1.0)  # no measurement is taken
+    rec = session.reload("instances 1")
+    assert rec.timed_out and rec.result is None and "did not finish within 1 s" in rec.error
+    client.wait_model_ready("slow", timeout_s=scaled_s(20))
+
+
 def test_reason_to_field_and_line(repo):
     doc = ConfigDocument.parse(_bad_text(repo))
     path, line = field_of_reason("dynamic batching preferred size must be <= max batch size for add_sub", doc)

@@ -469,6 +469,31 @@ def test_fixed_load_keeps_the_load_and_stop_ends_the_search():
     assert len(tuner2.search(space).measurements) == 1  # the seed, then nothing
 
 
+class HangingReloadServer(SimulatedServer):
+    """A server whose reload to 2 instances passes the session's load timeout (one once took 37 min): the session
+    records it as timed out, and the server keeps running what it ran."""
+
+    def apply(self, edits: dict, description: str, budget_s: float = 30.0) -> ChangeRecord:
+        if edits.get("instance_group[0].count", 1) >= 2:
+            self.reloads += 1
+            return ChangeRecord(0.0, description, edits, 120.0, error="the load did not finish within 120 s",
+                                timed_out=True)
+        return super().apply(edits, description, budget_s)
+
+
+def test_a_reload_that_times_out_stops_the_tune_and_says_so():
+    server = HangingReloadServer()
+    cfg = server.document.to_message()
+    space = Space.for_model(cfg, cpus=2, max_concurrency=64)
+    tuner = Tuner(server, 20.0, budget_s=600.0)
+    result = tuner.tune(space, baseline=baseline_point(cfg), rounds=2)
+    failed = [m for m in result.measurements if m.error]
+    assert len(failed) == 1 and failed[0].point.instances == 2  # no second reload queued behind the stuck one
+    assert result.notes and "did not finish within 120 s" in result.notes[0] and "stopped" in result.notes[0]
+    assert result.best is not None and result.best.point.instances == 1  # what was measured before stands
+    assert not result.confirmation_runs  # stopped: no re-measurement reloads either
+
+
 def test_other_work_is_what_runs_now_outside_this_process():
     """The busy note's figure: other processes' CPU counts (real spinning processes), this process's own
     does not (a thread spinning here)."""
