@@ -803,7 +803,7 @@ def cmd_tune(args) -> int:
     from studio.tuning.remote import endpoints_for, fetch_config, grpc_target
     from studio.tuning.sampler import Sampler
     from studio.tuning.search import Space, Tuner, baseline_point
-    from studio.tuning.session import TuningSession
+    from studio.tuning.session import TuningSession, shortest
     from studio.tuning.tune_report import report_text
 
     target = grpc_target(args.url)
@@ -851,8 +851,8 @@ def cmd_tune(args) -> int:
     finally:
         loadgen.stop()
         sampler.stop()
-        try:  # put the model back as the file says
-            client.load(args.model, config=doc, timeout_s=args.load_timeout_s)
+        try:  # put the model back as the file says, within what is left of the budget (at least MIN_RELOAD_S)
+            client.load(args.model, config=doc, timeout_s=shortest(args.load_timeout_s, tuner.reload_budget()))
         except Exception as e:  # noqa: BLE001 - said in one line: the server may run a tuning variant now
             from studio.tuning.live import failure_text
 

@@ -33,7 +33,14 @@ from studio.tuning.loadgen import LoadGenerator, LoadSpec
 from studio.tuning.loadproc import LoadProcess
 from studio.tuning.reload import SteadyDetector
 from studio.tuning.sampler import Sample, Sampler
-from studio.tuning.session import TuningSession, perf_analyzer_command
+from studio.tuning.session import (
+    EASED_CONCURRENCY,
+    EASED_RATE,
+    TuningSession,
+    load_easing,
+    perf_analyzer_command,
+    shortest,
+)
 
 
 @dataclass
@@ -56,6 +63,7 @@ class Change:
     rate: float | None = None
     source: str = "control"  # control | script | autotune | recipe | ab | row
     timed_out: bool = False  # the reload passed the engine's load_timeout_s (the server may still be loading it)
+    eased: bool = False  # the load was lowered while the reload waited (Triton's in-place instance update)
 
     def to_json(self) -> dict:
         st = None
@@ -64,7 +72,7 @@ class Change:
         return {"t_requested": round(self.t_requested, 3), "t_live": None if self.t_live is None else round(self.t_live, 3),
                 "reload_s": round(self.reload_s, 3), "diff": self.diff, "ok": self.ok, "message": self.message,
                 "steady": st, "errors_during_reload": self.errors_during_reload, "source": self.source,
-                "concurrency": self.concurrency, "rate": self.rate, "edits": self.edits}
+                "concurrency": self.concurrency, "rate": self.rate, "edits": self.edits, "eased": self.eased}
 
 
 def failure_text(e: Exception) -> str:
@@ -346,10 +354,33 @@ class LiveEngine:
                 self._restart()
             return
         self.concurrency = n
+        self._drive_concurrency(n)
+
+    def _drive_concurrency(self, n: int) -> None:
+        """The generator's concurrency, the engine's own setting left as it is (set_concurrency sets both)."""
         if not self.in_process:
             self._send("concurrency", n)
         elif self.loadgen is not None:
             self.loadgen.set_concurrency(n)
+
+    def _drive_rate(self, rate: float) -> None:
+        if not self.in_process:
+            self._send("rate", rate)
+        elif self.loadgen is not None:
+            self.loadgen.set_rate(rate)
+
+    def _ease_load(self):
+        """Lower the generator's load while a reload waits (studio.tuning.session.load_easing says why); the
+        function that puts it back, unless the load was changed meanwhile (then the new setting stands)."""
+        if self.rate is not None and self.rate > EASED_RATE:
+            rate = self.rate
+            self._drive_rate(EASED_RATE)
+            return lambda: self._drive_rate(rate) if self.rate == rate else None
+        if self.rate is None and self.concurrency and self.concurrency > EASED_CONCURRENCY:
+            n = self.concurrency
+            self._drive_concurrency(EASED_CONCURRENCY)
+            return lambda: self._drive_concurrency(n) if self.rate is None and self.concurrency == n else None
+        return None
 
     def set_rate(self, rate: float, poisson: bool | None = None) -> None:
         rate = max(0.1, float(rate))
@@ -361,10 +392,8 @@ class LiveEngine:
         if mode_change:
             if self.running:
                 self._restart()
-        elif not self.in_process:
-            self._send("rate", rate)
-        elif self.loadgen is not None:
-            self.loadgen.set_rate(rate)
+        else:
+            self._drive_rate(rate)
 
     def set_shape(self, shape, what: str = "rate", poisson: bool | None = None) -> None:
         """Drive the rate (or concurrency) from a traffic shape (studio.tuning.shapes) until clear_shape() or
@@ -470,22 +499,25 @@ class LiveEngine:
         return self.client
 
     def reload(self, text: str, *, diff: str, t_requested: float | None = None, edits: dict | None = None,
-               source: str = "control") -> Change:
+               source: str = "control", load_timeout_s: float | None = None) -> Change:
         """Load the model with this config (blocking: call it off the UI thread). On failure the previous config
-        keeps serving and the change records Triton's reason."""
+        keeps serving and the change records Triton's reason. `load_timeout_s` shortens the engine's deadline
+        for this reload (an auto-tune's time budget)."""
         t_start = time.monotonic()
         t_req = self.rel(t_requested) if t_requested is not None else self.rel(t_start)
         err0 = self.errors_total
-        ok, message, timed_out = True, None, False
+        ok, message, timed_out, eased = True, None, False, False
         try:
-            self._client().load(self.model, config=ConfigDocument.parse(text), timeout_s=self.load_timeout_s)
+            eased = load_easing(self._client(), self.model, ConfigDocument.parse(text),
+                                shortest(self.load_timeout_s, load_timeout_s), self._ease_load)
         except Exception as e:  # noqa: BLE001 - LoadFailed carries the reason; anything else is reported too
             ok, message, timed_out = False, failure_text(e), isinstance(e, LoadTimeout)
         t_end = time.monotonic()
         with self._lock:
             ch = Change(len(self.changes) + 1, t_req, self.rel(t_start), self.rel(t_end) if ok else None,
                         t_end - t_start, diff, ok, message, text, dict(edits or {}),
-                        concurrency=self.concurrency, rate=self.rate, source=source, timed_out=timed_out)
+                        concurrency=self.concurrency, rate=self.rate, source=source, timed_out=timed_out,
+                        eased=eased)
             ch.errors_during_reload = self.errors_total - err0
             self.changes.append(ch)
             if ok:
@@ -538,7 +570,8 @@ class EngineSession(TuningSession):
         super().__init__(engine._client(), engine.model, document, engine.sampler, window_s=1.0)
         self.engine = engine
 
-    def reload(self, description: str, edits: dict | None = None, budget_s: float = 30.0):
+    def reload(self, description: str, edits: dict | None = None, budget_s: float = 30.0,
+               load_timeout_s: float | None = None):
         from studio.tuning.controls import describe
         from studio.tuning.session import ChangeRecord, SteadyState
 
@@ -546,8 +579,9 @@ class EngineSession(TuningSession):
         diff = describe(before, self.document)
         if self.engine.concurrency:
             diff += f" @c{self.engine.concurrency}"
-        ch = self.engine.reload(self.document.text, diff=diff, edits=edits, source="autotune")
-        rec = ChangeRecord(time.time(), description, dict(edits or {}), ch.reload_s)
+        ch = self.engine.reload(self.document.text, diff=diff, edits=edits, source="autotune",
+                                load_timeout_s=load_timeout_s)
+        rec = ChangeRecord(time.time(), description, dict(edits or {}), ch.reload_s, eased=ch.eased)
         if not ch.ok:
             rec.error = ch.message
             rec.timed_out = ch.timed_out

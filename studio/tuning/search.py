@@ -54,6 +54,7 @@ CLEAR = 1.15  # a gain over the leader above IMPROVED but below this is measured
 # it: the configuration is loaded (no reload, ~1.5 s), and the figure that beat the leader is, among the walk's
 # many, the likeliest to be a lucky window (an 8-instance walk on 2 cores chased such gains over 14 configurations)
 MIN_POINT_S = 2.0  # the shortest measurement the time budget cuts a point's to: a few windows of 0.5 s
+MIN_RELOAD_S = 10.0  # the shortest reload deadline the time budget cuts to (a reload here takes 1-5 s)
 REWALK = 1.10  # a move along one axis re-opens the others only when it gained more than this (twice the noise):
 # a smaller gain says the landscape is flat along that axis near the leader, so what the other axes found around
 # the old leader holds around the new one within the noise (their re-walk cost 4 probes, ~14 s, for nothing in
@@ -372,6 +373,7 @@ class Tuner:
         self._last_throughput: float | None = None
         self.p99_budget_ms = p99_budget_ms
         self.budget_s = budget_s
+        self._given_budget_s = budget_s  # as given: stop() ends the search by setting budget_s, not this
         self.point_budget_s = point_budget_s
         self.on_measurement = on_measurement
         self.max_knee_probes = max_knee_probes
@@ -404,6 +406,15 @@ class Tuner:
         the cut leaves unsettled is marked so (stable False), not dropped."""
         return min(self.point_budget_s, max(MIN_POINT_S, self._time_left() - self._reserve_s))
 
+    def reload_budget(self) -> float | None:
+        """How long one reload may take before the search gives it up: the rest of the whole tune's budget
+        (never below MIN_RELOAD_S), so a reload that hangs cannot carry the tune far past its budget; the
+        session's own load_timeout_s applies on top. None without a time budget. After stop() too: the caller's
+        restore of the file's config gets the same bound."""
+        if self._given_budget_s is None:
+            return None
+        return max(MIN_RELOAD_S, self._given_budget_s - self.elapsed())
+
     def stop(self) -> None:
         """End the search after the point being measured (the dashboard's Stop)."""
         self.budget_s = -1.0
@@ -429,13 +440,16 @@ class Tuner:
         if self._config != p.config_key():
             if not self.session.document.has("instance_group[0]"):
                 self.session.document.set("instance_group", [{"kind": "KIND_AUTO"}])
-            rec = self.session.apply(p.edits(), p.label(), budget_s=self._point_budget())
+            limit = self.reload_budget()
+            rec = self.session.apply(p.edits(), p.label(), budget_s=self._point_budget(), load_timeout_s=limit)
             self._config = p.config_key() if rec.error is None else None
             self.reload_s += rec.load_s
             if getattr(rec, "timed_out", False):  # the server may still be loading it: a next reload would queue
                 self.stop()
+                cut = limit is not None and limit < (getattr(self.session, "load_timeout_s", None) or math.inf)
                 self.stop_reason = (f"the search stopped: the reload of {p.label()} did not finish within "
-                                    f"{rec.load_s:.0f} s (the server may still be loading it; see its log)")
+                                    f"{rec.load_s:.0f} s" + (", the rest of the time budget" if cut else "") +
+                                    " (the server may still be loading it; see its log)")
             return rec.error, rec.result, rec.load_s
         return None, self.session.measure(since=time.monotonic(), budget_s=self._point_budget()), 0.0
 

@@ -18,6 +18,7 @@ from studio.tuning.loadgen import LoadGenerator, LoadSpec
 from studio.tuning.sampler import Sampler
 from studio.tuning.session import TuningSession
 from tests.cli.test_cli import run
+from tests.conftest import scaled_s
 from tests.runtime.helpers import demo_copy
 
 
@@ -156,6 +157,51 @@ def test_search_finds_batching_and_tune_writes_a_minimal_edit(server, tmp_path):
     # only batching/instance lines change; every comment stays
     assert [ln for ln in before.splitlines() if ln.startswith("#")] == [ln for ln in after.splitlines() if ln.startswith("#")]
     assert ConfigDocument.parse(after).get("dynamic_batching") is not None
+
+
+def test_an_instance_change_under_heavy_load_goes_through_with_the_load_eased(server):
+    """Triton applies a change of instance_group alone in place, and the new instance's INIT waits until the
+    model's shared payload queue is empty (core rate_limiter.cc). Under a load that keeps it full (the default
+    scheduler: every request is a payload) the reload waited until the load dropped: 9 of 9 at concurrency 256,
+    and a tune once waited 2,248 s. The session eases the load after EASE_AFTER_S and puts it back."""
+    rt, ep, client, repo = server
+    doc, reqs = _requests(repo)
+    assert doc.get("dynamic_batching") is None
+    gen = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=64, duration_s=None)).start()
+    sampler = Sampler(gen, client, "batched_sleep").start()
+    session = TuningSession(client, "batched_sleep", doc, sampler, window_s=0.5, load_timeout_s=scaled_s(40))
+    try:
+        time.sleep(1.5)
+        rec = session.apply({"instance_group[0].count": 2}, "instances 2", budget_s=scaled_s(8))
+        assert rec.error is None, rec.error
+        assert rec.eased and rec.load_s < scaled_s(25), rec.load_s
+        assert gen.concurrency == 64  # put back
+        assert rec.result is not None and rec.result.throughput > 0  # measured under the full load again
+        assert client.resolved_config("batched_sleep")["instance_group"][0]["count"] == 2
+    finally:
+        gen.stop()
+        sampler.stop()
+
+
+def test_the_dashboards_instance_change_under_heavy_load_goes_through_too(server):
+    """The same in-place instance update from the live engine (the dashboard's instances slider)."""
+    from studio.tuning.live import LiveEngine
+
+    rt, ep, client, repo = server
+    doc, reqs = _requests(repo)
+    engine = LiveEngine(ep.grpc_target, "batched_sleep", doc, client, concurrency=64, requests=reqs).start()
+    engine.load_timeout_s = scaled_s(40)
+    try:
+        time.sleep(1.5)
+        new = ConfigDocument.parse(doc.text)
+        new.set("instance_group[0].count", 3)
+        ch = engine.reload(new.text, diff="instances 1 -> 3")
+        assert ch.ok, ch.message
+        assert ch.eased and ch.to_json()["eased"] and ch.reload_s < scaled_s(25), ch.reload_s
+        assert engine.concurrency == 64 and engine.loadgen.concurrency == 64  # put back
+        assert client.resolved_config("batched_sleep")["instance_group"][0]["count"] == 3
+    finally:
+        engine.stop()
 
 
 def test_variable_size_demo_model_needs_and_takes_a_shape(tmp_path):

@@ -18,6 +18,7 @@ from tritonclient.grpc import model_config_pb2 as mc
 from studio.config import ConfigDocument
 from studio.tuning.search import (
     MIN_POINT_S,
+    MIN_RELOAD_S,
     Measurement,
     Point,
     Space,
@@ -75,7 +76,8 @@ class SimulatedServer:
     def set_concurrency(self, n: int) -> None:
         self.concurrency = n
 
-    def apply(self, edits: dict, description: str, budget_s: float = 30.0) -> ChangeRecord:
+    def apply(self, edits: dict, description: str, budget_s: float = 30.0,
+              load_timeout_s: float | None = None) -> ChangeRecord:
         for path, value in edits.items():
             if value is None:
                 self.document.clear(path)
@@ -398,9 +400,10 @@ class SlowClockServer(SimulatedServer):
     def clock(self) -> float:
         return self.now
 
-    def apply(self, edits: dict, description: str, budget_s: float = 30.0) -> ChangeRecord:
+    def apply(self, edits: dict, description: str, budget_s: float = 30.0,
+              load_timeout_s: float | None = None) -> ChangeRecord:
         self.now += self.reload_s
-        rec = super().apply(edits, description, budget_s)
+        rec = super().apply(edits, description, budget_s, load_timeout_s)
         rec.load_s = self.reload_s
         return rec
 
@@ -473,12 +476,13 @@ class HangingReloadServer(SimulatedServer):
     """A server whose reload to 2 instances passes the session's load timeout (one once took 37 min): the session
     records it as timed out, and the server keeps running what it ran."""
 
-    def apply(self, edits: dict, description: str, budget_s: float = 30.0) -> ChangeRecord:
+    def apply(self, edits: dict, description: str, budget_s: float = 30.0,
+              load_timeout_s: float | None = None) -> ChangeRecord:
         if edits.get("instance_group[0].count", 1) >= 2:
             self.reloads += 1
             return ChangeRecord(0.0, description, edits, 120.0, error="the load did not finish within 120 s",
                                 timed_out=True)
-        return super().apply(edits, description, budget_s)
+        return super().apply(edits, description, budget_s, load_timeout_s)
 
 
 def test_a_reload_that_times_out_stops_the_tune_and_says_so():
@@ -492,6 +496,51 @@ def test_a_reload_that_times_out_stops_the_tune_and_says_so():
     assert result.notes and "did not finish within 120 s" in result.notes[0] and "stopped" in result.notes[0]
     assert result.best is not None and result.best.point.instances == 1  # what was measured before stands
     assert not result.confirmation_runs  # stopped: no re-measurement reloads either
+
+
+class StuckReloadClockServer(SimulatedServer):
+    """The simulated server on a simulated clock (a reload 0.5 s, a measurement 2 s, settled), whose reload to 2
+    instances never finishes by itself (CI saw `tune --budget-s 20` fall silent for 50 s after a measurement at
+    concurrency 256): it ends only at the deadline the tuner gives it, or at the session's own 120 s."""
+
+    load_timeout_s = 120.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 1000.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def apply(self, edits: dict, description: str, budget_s: float = 30.0,
+              load_timeout_s: float | None = None) -> ChangeRecord:
+        if edits.get("instance_group[0].count", 1) == 2:
+            waited = min(t for t in (self.load_timeout_s, load_timeout_s) if t is not None)
+            self.now += waited
+            return ChangeRecord(0.0, description, edits, waited, error=f"did not finish within {waited:.0f} s",
+                                timed_out=True)
+        self.now += 0.5
+        return super().apply(edits, description, budget_s, load_timeout_s)
+
+    def measure(self, since=None, budget_s: float = 30.0, t_change=None) -> SteadyState:
+        self.now += min(2.0, budget_s)
+        return super().measure(since, budget_s, t_change)
+
+
+def test_the_time_budget_bounds_a_reload_that_hangs():
+    for budget in (20.0, 60.0):
+        server = StuckReloadClockServer()
+        cfg = server.document.to_message()
+        space = Space.for_model(cfg, cpus=2, max_concurrency=64)
+        tuner = Tuner(server, 20.0, budget_s=budget, clock=server.clock)
+        result = tuner.tune(space, baseline=baseline_point(cfg), rounds=2)
+        spent = server.now - 1000.0
+        stuck = [m for m in result.measurements if m.error]
+        assert len(stuck) == 1 and stuck[0].point.instances == 2, result.measurements
+        # the stuck reload waited the rest of the budget (at least MIN_RELOAD_S), not the session's 120 s
+        assert spent <= budget + MIN_RELOAD_S, (budget, spent)
+        assert any("the rest of the time budget" in n for n in result.notes), result.notes
+        assert result.best is not None  # what was measured before it stands
 
 
 def test_other_work_is_what_runs_now_outside_this_process():

@@ -612,7 +612,8 @@ class TuningDashboard(QWidget):
         if change.ok and change.reload_s == 0:
             self._set_status("live", True)  # a measurement row, no reload
         elif change.ok:
-            self._set_status(f"live ({change.reload_s:.2f} s)", True)
+            eased = ", load eased while Triton added/removed instances" if change.eased else ""
+            self._set_status(f"live ({change.reload_s:.2f} s{eased})", True)
         else:
             self._set_status(f"failed: {change.message}", False)
         extra = f" ({change.errors_during_reload} requests failed during the reload)" if change.errors_during_reload else ""
