@@ -8,8 +8,9 @@ For each model: one embedded Triton 2.51 (explicit model control, ports 18100-18
 remote mode talks to), then per run: Model Analyzer `profile` (quick search, remote mode, the same p99 budget and
 concurrency limit), the model reloaded from disk, `triton-studio tune` (same budget and limit); then both winners
 re-measured with perf_analyzer, alternating (MA, ours, MA, ours, ...), `--rounds` rounds. Printed: wall times,
-each tool's own figures, the perf_analyzer re-measurement, and the ratios. Goal: ours >= 1.0x MA's throughput
-under the budget, in <= 0.5x its wall time. All runs are printed, not the best one.
+each tool's own figures, the perf_analyzer re-measurement, and the ratios, the throughput's with the rounds' 95%
+confidence interval (an interval that holds 1.0 is parity within the machine's noise). Goal: ours >= 1.0x MA's
+throughput under the budget, in <= 0.5x its wall time. All runs are printed, not the best one.
 
 Models: `batched_sleep` (the demo: 2 ms per execute + 20 us per item, batching pays) and `heavy_items` (the
 same code with 400 us per item: batching pays much less).
@@ -37,6 +38,7 @@ from studio.config import ConfigDocument  # noqa: E402
 from studio.runtime import ServerOptions  # noqa: E402
 from studio.runtime.client import TritonClient  # noqa: E402
 from studio.runtime.embedded import EmbeddedRuntime  # noqa: E402
+from studio.tuning.abtest import compare  # noqa: E402
 
 PORTS = (18100, 18101, 18102)
 MODELS = {"batched_sleep": "20", "heavy_items": "400"}  # PER_ITEM_COST_US
@@ -242,10 +244,22 @@ def report(model, run, ma, ours, re_ma, re_ours, budget) -> str:
           ", ".join(f"{t:,.0f}/s@{p:.1f}ms" for t, p in re_ma) + " | ours " +
           ", ".join(f"{t:,.0f}/s@{p:.1f}ms" for t, p in re_ours))
     under = "both under" if pm <= budget and po <= budget else f"p99 MA {pm:.1f} ms, ours {po:.1f} ms"
-    line = (f"{model} run {run}: ours/MA throughput {to / tm:.2f}x ({under} the budget), "
+    line = (f"{model} run {run}: ours/MA throughput {to / tm:.2f}x ({ratio_interval(re_ma, re_ours)}; {under} the "
+            "budget), "
             f"wall time {ours['wall_s'] / ma['wall_s']:.2f}x ({ours['wall_s']:.0f} s vs {ma['wall_s']:.0f} s)")
     print("  " + line)
     return line
+
+
+def ratio_interval(re_ma, re_ours) -> str:
+    """The rounds' 95% confidence interval of ours/MA (Welch's, over the difference of the means, as the tune's
+    own margin): a ratio whose interval holds 1.0 is parity within this machine's noise, not a win or a loss."""
+    if len(re_ma) < 2 or len(re_ours) < 2:
+        return "one round: no interval"
+    cmp = compare([t for t, _ in re_ma], [t for t, _ in re_ours])
+    low, high = 1 + cmp.low / cmp.mean_a, 1 + cmp.high / cmp.mean_a
+    verdict = "significant" if cmp.significant else "holds 1.0: within the noise"
+    return f"95% CI {low:.2f}-{high:.2f}x, {verdict}"
 
 
 if __name__ == "__main__":
