@@ -1,7 +1,7 @@
 """Benchmark (issue 17): `triton-studio tune` against Model Analyzer's quick search, side by side.
 
     bash ../shared/tools/model-analyzer-setup.sh /tmp/trixie      # once: perf_analyzer + Model Analyzer 1.58.0
-    .venv/bin/python benchmarks/bench_tune_vs_model_analyzer.py [--root /tmp/trixie] [--runs 2] [--rounds 3]
+    .venv/bin/python benchmarks/bench_tune_vs_model_analyzer.py [--root /tmp/trixie] [--runs 2] [--rounds 5]
         [--models batched_sleep,heavy_items] [--p99-ms 20] [--max-concurrency 64]
 
 For each model: one embedded Triton 2.51 (explicit model control, ports 18100-18102, which Model Analyzer's
@@ -167,7 +167,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.environ.get("TMPDIR", "/tmp") + "/trixie")
     ap.add_argument("--runs", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=3, help="perf_analyzer re-measurement rounds")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="perf_analyzer re-measurement rounds (the issue asks for 3 or more; at 3 the rounds' 95%% "
+                    "interval of the ratio was 0.3-0.9 wide on this 2-core machine)")
     ap.add_argument("--models", default="batched_sleep,heavy_items")
     ap.add_argument("--p99-ms", type=float, default=20.0)
     ap.add_argument("--max-concurrency", type=int, default=64)

@@ -792,14 +792,17 @@ class Tuner:
 
 
 def reload_cost(a: tuple | None, b: tuple) -> int:
-    """What loading configuration `b` (a config_key) costs with `a` loaded, in rough units: 0 the same, 1 more
-    instances and nothing else (Triton adds instances in place: 0.2-0.5 s for 8 python instances), 3 anything
-    else (a full load: 1.4-3.8 s there; fewer instances cost that too)."""
+    """What loading configuration `b` (a config_key) costs with `a` loaded, in tenths of a second as measured on
+    the embedded Triton 2.51 (python backend, load eased): 0 the same; 3 more instances and nothing else (Triton
+    adds instances in place: 0.2-0.5 s for 8 python instances); 11 per instance fewer and nothing else (Triton
+    removes them in place, one after another, and each python instance's teardown sleeps 1 s: python_backend
+    src/python_be.cc, ~ModelInstanceState -> StubLauncher::UpdateHealth; 8 -> 4 instances took 4.8-5.1 s); 15
+    anything else (a full load, the old copy torn down in the background: 1.5-2.5 s)."""
     if a == b:
         return 0
-    if a is not None and a[:2] == b[:2] and a[3:] == b[3:] and b[2] > a[2]:
-        return 1
-    return 3
+    if a is not None and a[:2] == b[:2] and a[3:] == b[3:]:
+        return 3 if b[2] > a[2] else 11 * (a[2] - b[2])
+    return 15
 
 
 def confirmation_order(candidates: list[Measurement], loaded: tuple | None, rounds: int) -> list[Measurement]:

@@ -173,8 +173,11 @@ def shortest(*limits: float | None) -> float | None:
 class TuningSession:
     def __init__(self, client, model: str, document: ConfigDocument, sampler, *, window_s: float = 1.0,
                  tolerance: float = 0.10, stable_windows: int = 3, max_window_s: float | None = None,
-                 load_timeout_s: float | None = 120.0) -> None:
+                 load_timeout_s: float | None = 120.0, ease_after_s: float = EASE_AFTER_S) -> None:
         self.client = client
+        # how long a reload waits under load before the load is eased (load_easing): a live view keeps its load
+        # for EASE_AFTER_S; a tune, which measures only after the reload, eases at once (0)
+        self.ease_after_s = ease_after_s
         self.load_timeout_s = load_timeout_s  # a reload that takes longer is recorded as failed (timed_out)
         self.model = model
         self.document = document
@@ -206,7 +209,8 @@ class TuningSession:
         try:
             rec.eased = load_easing(self.client, self.model, self.document,
                                     shortest(self.load_timeout_s, load_timeout_s),
-                                    None if loadgen is None else lambda: ease_generator(loadgen))
+                                    None if loadgen is None else lambda: ease_generator(loadgen),
+                                    after_s=self.ease_after_s)
         except Exception as e:  # noqa: BLE001 - recorded; the old config keeps serving (or, timed out, loads on)
             rec.error = str(e)
             rec.timed_out = isinstance(e, LoadTimeout)

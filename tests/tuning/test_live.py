@@ -192,6 +192,29 @@ def test_an_instance_change_under_heavy_load_goes_through_with_the_load_eased(se
         sampler.stop()
 
 
+def test_a_tunes_session_eases_the_load_for_every_reload_and_puts_it_back(server):
+    """`triton-studio tune` builds its session with ease_after_s 0: it measures only after a reload, so the load
+    drops as the reload starts (a full load has no second copy competing with 64 requests; an in-place one does
+    not wait for an empty queue first), and comes back for the measurement."""
+    rt, ep, client, repo = server
+    doc, reqs = _requests(repo)
+    gen = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=16, duration_s=None)).start()
+    sampler = Sampler(gen, client, "batched_sleep").start()
+    session = TuningSession(client, "batched_sleep", doc, sampler, window_s=0.5, load_timeout_s=scaled_s(40),
+                            ease_after_s=0.0)
+    try:
+        time.sleep(1.0)
+        rec = session.apply({"max_batch_size": 16}, "max_batch 16", budget_s=scaled_s(8))
+        assert rec.error is None, rec.error
+        assert rec.eased  # a full load, eased although it never waited
+        assert gen.concurrency == 16  # put back
+        assert rec.result is not None and rec.result.throughput > 0
+        assert client.resolved_config("batched_sleep")["max_batch_size"] == 16
+    finally:
+        gen.stop()
+        sampler.stop()
+
+
 def test_the_dashboards_instance_change_under_heavy_load_goes_through_too(server):
     """The same in-place instance update from the live engine (the dashboard's instances slider)."""
     from studio.tuning.live import LiveEngine

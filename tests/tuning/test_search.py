@@ -374,14 +374,16 @@ def test_more_instances_start_at_the_leaders_load_scaled():
 def test_the_confirmation_order_spares_full_reloads():
     a, b, c = Point(8, 100, 8, 64), Point(8, 0, 8, 64), Point(8, 100, 6, 64)
     assert reload_cost(a.config_key(), a.config_key()) == 0
-    assert reload_cost(c.config_key(), a.config_key()) == 1  # 6 -> 8 instances: Triton adds them in place
-    assert reload_cost(a.config_key(), c.config_key()) == 3  # fewer instances: a full load
-    assert reload_cost(a.config_key(), b.config_key()) == 3 and reload_cost(None, a.config_key()) == 3
+    assert reload_cost(c.config_key(), a.config_key()) == 3  # 6 -> 8 instances: Triton adds them in place
+    assert reload_cost(a.config_key(), c.config_key()) == 22  # 8 -> 6: removed in place, ~1.1 s each
+    assert reload_cost(Point(8, 100, 7, 64).config_key(), a.config_key()) == 3
+    assert reload_cost(a.config_key(), Point(8, 100, 7, 64).config_key()) == 11  # one fewer: less than a full load
+    assert reload_cost(a.config_key(), b.config_key()) == 15 and reload_cost(None, a.config_key()) == 15
     ms = [Measurement(p, x, 15.0, True, 1.0) for p, x in ((a, 6254), (b, 5955), (c, 5857))]
     loaded = Point(4, 100, 8, 64).config_key()  # the search's last probe: no candidate
     order = [m.point for m in confirmation_order(ms, loaded, 2)]
     seq = order + order[::-1]
-    assert sum(reload_cost(x.config_key(), y.config_key()) for x, y in zip([Point(4, 100, 8, 0), *seq], seq)) == 13
+    assert sum(reload_cost(x.config_key(), y.config_key()) for x, y in zip([Point(4, 100, 8, 0), *seq], seq)) == 70
     assert order.index(c) + 1 == order.index(a) or order.index(a) + 1 == order.index(c)  # 6 -> 8 is adjacent
     # the loaded configuration, when a candidate, comes first: its first measurement needs no load at all
     assert confirmation_order(ms, b.config_key(), 2)[0].point == b
