@@ -267,6 +267,25 @@ def test_ties_are_looked_around_after_the_walk():
     assert len(set(server.seen)) <= len([k for k in table if k != (1, 16, 0)])
 
 
+def test_the_counts_the_doubling_walk_stepped_over_get_a_look(monkeypatch):
+    # the demo model's shape on 2 cores, where more instances saturate it (perf_analyzer at concurrency 64,
+    # max_batch 16: 7 instances best, 4 0.95x, 8 0.90x; Model Analyzer's 5-6 beat our 8 by 8-9%): the walk
+    # 1 -> 2 -> 4 -> 8 leads at 4 with 8 a tie; the look between them finds 6, then one more between 6 and 4
+    import studio.tuning.search as search
+
+    table = {(1, 16, 0): 4000, (2, 16, 0): 7500, (4, 16, 0): 8450, (8, 16, 0): 8100, (6, 16, 0): 8900,
+             (5, 16, 0): 8600, (7, 16, 0): 8700, (3, 16, 0): 8000}
+    space = Space(max_batch_size=[16], max_queue_delay_microseconds=[0], instances=list(range(1, 9)),
+                  concurrency=[64], seed=Point(16, 0, 1, 64))
+    server = TableServer(table)
+    result = Tuner(server, 20.0).search(space)
+    assert result.knees[0].point.config_key() == Point(16, 0, 6, 64).config_key()
+    assert list(dict.fromkeys(k[0] for k in server.seen)) == [1, 2, 4, 8, 6, 5]  # two looks: 3 and 7 never
+    monkeypatch.setattr(search, "BETWEEN_LOOKS", 0)  # without the looks the walk stops at 4
+    server = TableServer(table)
+    assert Tuner(server, 20.0).search(space).knees[0].point.instances == 4
+
+
 def test_a_small_move_does_not_rewalk_the_other_axes():
     # the walk: instances 1 -> 2 -> 4 (4 leads at 32), max_batch 16 then 8, queue delay 100. A move along max_batch
     # of +7% (inside twice the noise) leaves the instance axis as walked; a move of +20% walks it again around
