@@ -130,6 +130,19 @@ def machine_instances(gpus: int = 0, cpus: int | None = None) -> int:
     return max(8, min(16, 4 * cpus))
 
 
+def seed_instances(gpus: int = 0, cpus: int | None = None, top: int | None = None) -> int:
+    """The instance count the walk starts from: one per GPU (a GPU group's count is per GPU), else one per CPU
+    core (instances run in parallel up to one per core), at most half the range, so the walk can go both ways.
+    Starting from one instance spent the tune's steepest knee on a configuration that never won on 2 cores
+    (1 instance at max_batch 16: 3-4 probes, 6.5-10 s of the demo model's 56-83 s tune, ~4,000/s against 7,500/s
+    for 2 instances). Where going up does not pay, the walk still steps down from the seed."""
+    if gpus > 0:
+        return 1
+    cpus = cpus or os.cpu_count() or 1
+    top = top or machine_instances(gpus, cpus)
+    return max(1, min(cpus, top // 2))
+
+
 @dataclass
 class Space:
     max_batch_size: list[int] = field(default_factory=lambda: [8, 16, 32])
@@ -144,7 +157,7 @@ class Space:
                   min_concurrency: int = 1, max_instances: int | None = None) -> Space:
         """The space for a model (a ModelConfig message) on this machine. max_batch_size is never raised above
         the file's (the model may not be built for more); the seed is one batch size below the file's (for a
-        maximum of 5 or more) with dynamic batching on and no queue delay, one instance."""
+        maximum of 5 or more) with dynamic batching on and no queue delay, seed_instances() instances."""
         mbs = int(config.max_batch_size)
         top = max_instances or machine_instances(gpus, cpus)
         count = max(1, config.instance_group[0].count) if len(config.instance_group) else 1
@@ -161,7 +174,7 @@ class Space:
         # not a latency-aware choice, and a walk that starts at the end of an axis can only move one way; under a
         # p99 budget the best size is seldom the largest (the demo model: 16 of 32 at 3-5 instances, heavy items:
         # 8), and the walk still tries the maximum one step up
-        space.seed = Point(sizes[-2] if len(sizes) >= 4 else mbs, 0, 1, 0, (), mbs > 0)
+        space.seed = Point(sizes[-2] if len(sizes) >= 4 else mbs, 0, seed_instances(gpus, cpus, top), 0, (), mbs > 0)
         return space
 
     def values(self, axis: str) -> list:
@@ -383,6 +396,7 @@ class Tuner:
         self._config: tuple | None = None
         self._concurrency: int | None = None
         self._reserve_s = 0.0  # time kept for the confirmation phase
+        self._between_left = 0  # looks between instance counts left (search() sets BETWEEN_LOOKS)
         self.reload_s = 0.0  # time spent waiting for the server to load configurations, over the whole tune
         self.measured = 0  # measurements taken (the cache's plus the confirmation's fresh ones)
         self.stop_reason: str | None = None  # why the tune stopped early by itself (a reload that timed out)
@@ -560,7 +574,7 @@ class Tuner:
             return m
 
         best = evaluate(current, None)
-        between_left = [BETWEEN_LOOKS]  # looks left for _between in this search
+        self._between_left = BETWEEN_LOOKS  # looks between instance counts left in this search
         dirty = set(AXES)  # axes to walk: all at first; later only those walked before another axis moved
         for _ in range(passes):
             improved = False
@@ -580,34 +594,23 @@ class Tuner:
                         break  # it improved going up: going down leads back where it came from
                     j = _step(axis, values, idx, direction)
                     misses = 0
-                    lead_j, failed_j = idx, None
                     while 0 <= j < len(values) and not self.out_of_time():
                         cand = replace(current, **{axis: values[j]})
                         m = looked_at(evaluate(cand, best), best)
                         if self._score(m) > self._score(best) * IMPROVED or (self._score(best) < 0 < self._score(m)):
                             best, current, improved, moved = m, cand, True, True
-                            misses, lead_j = 0, j
+                            misses = 0
                         elif axis in TIE_STEP_AXES and misses == 0 and \
                                 self._score(m) >= NOISE_BAND * self._score(best) > 0:
                             misses = 1  # within the noise of the leader: one more step before giving up
                         else:
-                            failed_j = j
                             break  # early stop in this direction
                         j = _step(axis, values, j, direction)  # keep walking while it helps
-                    mid = (lead_j + failed_j) // 2 if failed_j is not None else lead_j
-                    if mid not in (lead_j, failed_j) and not self.out_of_time():
-                        # instance counts are walked doubling: one look between the leader and the count that
-                        # failed, e.g. 4 failed after 2 led: 3
-                        cand = replace(current, **{axis: values[mid]})
-                        if cand.config_key() not in knees:
-                            m = looked_at(evaluate(cand, best), best)
-                            if self._score(m) > self._score(best) * IMPROVED:
-                                best, current, improved, moved = m, cand, True, True
                     if current.config_key() != best.point.config_key():
                         current = best.point.config()
-                if axis == "instances" and between_left[0] > 0:
+                if axis == "instances":
                     lead = best
-                    best = self._between(values, best, knees, evaluate, looked_at, between_left)
+                    best = self._between(values, best, knees, evaluate, looked_at)
                     if best is not lead:
                         current, improved, moved = best.point.config(), True, True
                 if moved and (before <= 0 or self._score(best) > before * REWALK):
@@ -617,38 +620,38 @@ class Tuner:
         self._plateau(space, knees, best, evaluate)
         return self._result(list(knees.values()), self.clock() - t0)
 
-    def _between(self, counts: list, best: Measurement, knees: dict, evaluate, looked_at,
-                 left: list[int]) -> Measurement:
-        """The instance counts the doubling walk stepped over next to the leader (4 and 8 measured: 5-7),
-        bisected on the side of its better measured neighbour, `left[0]` looks at most (shared by the whole
-        search): the midpoint, then the midpoint between it and the leader, unless it fell clearly behind (under
-        NOISE_BAND). Where the machine saturates, the best count often lies in between: the demo model on 2 cores,
+    def _between(self, counts: list, best: Measurement, knees: dict, evaluate, looked_at) -> Measurement:
+        """The instance counts the doubling walk stepped over next to the leader (4 and 8 measured: 5-7), bisected
+        from the leader towards a measured neighbour: the midpoint, then the midpoint between it and the leader,
+        until a look falls clearly behind (under NOISE_BAND). The better neighbour's side first, then the other
+        (e.g. 3 after 2 and 4 were measured, then 6 after 8 failed), BETWEEN_LOOKS looks in all per search.
+        Where the machine saturates, the best count often lies in between: the demo model on 2 cores,
         perf_analyzer at concurrency 64, max_batch 16: 7 instances 8,848/s, 4 0.95x, 8 0.90x, and Model Analyzer,
         which steps one instance at a time, picked 5-6 and beat our 8 by 8-9%. Returns the leader."""
-        here = best.point.instances
-        if here not in counts:
-            return best
+        done: set[int] = set()  # the neighbours whose side was bisected
 
         def measured(n: int) -> Measurement | None:
             return knees.get(replace(best.point.config(), instances=n).config_key())
 
-        lead_j = counts.index(here)
-        below = next((j for j in range(lead_j - 1, -1, -1) if measured(counts[j])), None)
-        above = next((j for j in range(lead_j + 1, len(counts)) if measured(counts[j])), None)
-        sides = [j for j in (below, above) if j is not None and abs(j - lead_j) > 1]
-        if not sides:
-            return best
-        other = max(sides, key=lambda j: self._score(measured(counts[j])))
-        lo, hi = sorted((other, lead_j))
-        while left[0] > 0 and hi - lo > 1 and not self.out_of_time():
-            mid = (lo + hi) // 2
-            left[0] -= 1
-            m = looked_at(evaluate(replace(best.point.config(), instances=counts[mid]), best), best)
-            lo, hi = sorted((mid, lead_j))  # next: between it and the leader it was measured against
-            if self._score(m) > self._score(best) * IMPROVED:
-                best, lead_j = m, mid
-            elif self._score(m) < NOISE_BAND * self._score(best):
-                break  # clearly behind: the counts beside it are no better than the leader
+        while self._between_left > 0 and best.point.instances in counts and not self.out_of_time():
+            lead_j = counts.index(best.point.instances)
+            below = next((j for j in range(lead_j - 1, -1, -1) if measured(counts[j])), None)
+            above = next((j for j in range(lead_j + 1, len(counts)) if measured(counts[j])), None)
+            sides = [j for j in (below, above) if j is not None and abs(j - lead_j) > 1 and counts[j] not in done]
+            if not sides:
+                break
+            other = max(sides, key=lambda j: self._score(measured(counts[j])))
+            done.add(counts[other])
+            lo, hi = sorted((other, lead_j))
+            while self._between_left > 0 and hi - lo > 1 and not self.out_of_time():
+                mid = (lo + hi) // 2
+                self._between_left -= 1
+                m = looked_at(evaluate(replace(best.point.config(), instances=counts[mid]), best), best)
+                lo, hi = sorted((mid, lead_j))  # next: between it and the leader it was measured against
+                if self._score(m) > self._score(best) * IMPROVED:
+                    best, lead_j = m, mid
+                elif self._score(m) < NOISE_BAND * self._score(best):
+                    break  # clearly behind: the counts beside it are no better than the leader
         return best
 
     def _second_look(self, m: Measurement) -> Measurement:

@@ -29,6 +29,7 @@ from studio.tuning.search import (
     machine_instances,
     next_load,
     reload_cost,
+    seed_instances,
 )
 from studio.tuning.session import ChangeRecord, SteadyState
 from studio.tuning.tune_report import report_text
@@ -123,7 +124,11 @@ def test_space_from_model_and_machine():
     assert space.instances == list(range(1, 9))  # 4 per core on a 2-core machine
     assert max(space.max_batch_size) == 32  # never above the file's
     assert space.load_range == (1, 64) and not space.fixed_load
-    assert space.start() == Point(16, 0, 1, 0, (), True)  # one step inside the file's 32: the walk can go both ways
+    # one step inside the file's 32 and one instance per core: the walk can go both ways along each
+    assert space.start() == Point(16, 0, 2, 0, (), True)
+    assert seed_instances(cpus=1) == 1 and seed_instances(cpus=4) == 4 and seed_instances(cpus=64) == 8
+    assert seed_instances(gpus=2) == 1  # a GPU group's count is per GPU
+    assert Space.for_model(cfg, cpus=2, max_instances=3).start().instances == 1  # half the range at most
     small = ConfigDocument.parse(CONFIG.replace("max_batch_size: 32", "max_batch_size: 4")).to_message()
     assert Space.for_model(small, cpus=2).start().max_batch_size == 4
     assert machine_instances(gpus=2) == 8 and machine_instances(cpus=64) == 16 and machine_instances(cpus=1) == 8
@@ -284,6 +289,25 @@ def test_the_counts_the_doubling_walk_stepped_over_get_a_look(monkeypatch):
     monkeypatch.setattr(search, "BETWEEN_LOOKS", 0)  # without the looks the walk stops at 4
     server = TableServer(table)
     assert Tuner(server, 20.0).search(space).knees[0].point.instances == 4
+
+
+def test_the_looks_between_counts_take_the_better_side_first_and_share_one_budget(monkeypatch):
+    # the figures of a demo-model tune (stop 29, run 1): 4 instances led, 2 was the better neighbour (8 fell
+    # behind). The first look goes between 2 and 4 (3, a tie), the second between 4 and 8 (6, behind)
+    import studio.tuning.search as search
+
+    table = {(1, 16, 0): 3989, (2, 16, 0): 7483, (4, 16, 0): 8405, (8, 16, 0): 7123, (3, 16, 0): 8476,
+             (6, 16, 0): 6812, (5, 16, 0): 8000, (7, 16, 0): 7000}
+    space = Space(max_batch_size=[16], max_queue_delay_microseconds=[0], instances=list(range(1, 9)),
+                  concurrency=[64], seed=Point(16, 0, 1, 64))
+    server = TableServer(table)
+    result = Tuner(server, 20.0).search(space)
+    assert list(dict.fromkeys(k[0] for k in server.seen)) == [1, 2, 4, 8, 3, 6]
+    assert result.knees[0].point.instances == 3  # +0.8%: a tie, for the confirmation to settle
+    monkeypatch.setattr(search, "BETWEEN_LOOKS", 1)  # one look in all: the better side's
+    server = TableServer(table)
+    Tuner(server, 20.0).search(space)
+    assert list(dict.fromkeys(k[0] for k in server.seen)) == [1, 2, 4, 8, 3]
 
 
 def test_a_small_move_does_not_rewalk_the_other_axes():
