@@ -141,10 +141,12 @@ class LoadGenerator:
         return self.result
 
     def set_concurrency(self, n: int) -> None:
+        """The workers follow on the generator's loop; `concurrency` says the new figure at once. (It used to
+        change only when the loop ran the resize: the tune's easing, reading it right after a new load was
+        set, put the old load back, and a point labelled concurrency 32 was measured at 4: 1,082/s p99 4.9 ms.)"""
+        self._concurrency = n
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._resize, n)
-        else:
-            self._concurrency = n
 
     def set_rate(self, rate: float) -> None:
         self._rate = rate

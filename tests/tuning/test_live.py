@@ -215,6 +215,30 @@ def test_a_tunes_session_eases_the_load_for_every_reload_and_puts_it_back(server
         sampler.stop()
 
 
+def test_a_new_concurrency_holds_through_a_reload_eased_at_once(server):
+    """The tune sets a configuration's load and reloads at once, easing the load as the reload starts: the easing
+    must put back the new load, not the one before (a point labelled concurrency 32 was measured at 4)."""
+    from studio.tuning.session import ease_generator
+
+    rt, ep, client, repo = server
+    doc, reqs = _requests(repo)
+    gen = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=4, duration_s=None)).start()
+    try:
+        time.sleep(0.5)
+        for n in (32, 4) * 10:
+            gen.set_concurrency(n)
+            put_back = ease_generator(gen)
+            assert gen.concurrency == 1 and put_back is not None
+            put_back()
+            assert gen.concurrency == n
+        deadline = time.monotonic() + scaled_s(5)
+        while len(gen._workers) != 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(gen._workers) == 4  # the loop's workers followed the last setting
+    finally:
+        gen.stop()
+
+
 def test_the_dashboards_instance_change_under_heavy_load_goes_through_too(server):
     """The same in-place instance update from the live engine (the dashboard's instances slider)."""
     from studio.tuning.live import LiveEngine
