@@ -272,23 +272,28 @@ def test_ties_are_looked_around_after_the_walk():
     assert len(set(server.seen)) <= len([k for k in table if k != (1, 16, 0)])
 
 
+def _walk_instances(counts: dict[int, float]) -> tuple:
+    """The search along instances alone (1-8 at max_batch 16, no delay, concurrency 64, from 1 instance) over a
+    TableServer of throughputs per instance count: the result, and the instance counts in the order measured."""
+    server = TableServer({(n, 16, 0): x for n, x in counts.items()})
+    space = Space(max_batch_size=[16], max_queue_delay_microseconds=[0], instances=list(range(1, 9)),
+                  concurrency=[64], seed=Point(16, 0, 1, 64))
+    result = Tuner(server, 20.0).search(space)
+    return result, list(dict.fromkeys(k[0] for k in server.seen))
+
+
 def test_the_counts_the_doubling_walk_stepped_over_get_a_look(monkeypatch):
     # the demo model's shape on 2 cores, where more instances saturate it (perf_analyzer at concurrency 64,
     # max_batch 16: 7 instances best, 4 0.95x, 8 0.90x; Model Analyzer's 5-6 beat our 8 by 8-9%): the walk
     # 1 -> 2 -> 4 -> 8 leads at 4 with 8 a tie; the look between them finds 6, then one more between 6 and 4
     import studio.tuning.search as search
 
-    table = {(1, 16, 0): 4000, (2, 16, 0): 7500, (4, 16, 0): 8450, (8, 16, 0): 8100, (6, 16, 0): 8900,
-             (5, 16, 0): 8600, (7, 16, 0): 8700, (3, 16, 0): 8000}
-    space = Space(max_batch_size=[16], max_queue_delay_microseconds=[0], instances=list(range(1, 9)),
-                  concurrency=[64], seed=Point(16, 0, 1, 64))
-    server = TableServer(table)
-    result = Tuner(server, 20.0).search(space)
+    counts = {1: 4000, 2: 7500, 4: 8450, 8: 8100, 6: 8900, 5: 8600, 7: 8700, 3: 8000}
+    result, order = _walk_instances(counts)
     assert result.knees[0].point.config_key() == Point(16, 0, 6, 64).config_key()
-    assert list(dict.fromkeys(k[0] for k in server.seen)) == [1, 2, 4, 8, 6, 5]  # two looks: 3 and 7 never
+    assert order == [1, 2, 4, 8, 6, 5]  # two looks: 3 and 7 never
     monkeypatch.setattr(search, "BETWEEN_LOOKS", 0)  # without the looks the walk stops at 4
-    server = TableServer(table)
-    assert Tuner(server, 20.0).search(space).knees[0].point.instances == 4
+    assert _walk_instances(counts)[0].knees[0].point.instances == 4
 
 
 def test_the_looks_between_counts_take_the_better_side_first_and_share_one_budget(monkeypatch):
@@ -296,18 +301,12 @@ def test_the_looks_between_counts_take_the_better_side_first_and_share_one_budge
     # behind). The first look goes between 2 and 4 (3, a tie), the second between 4 and 8 (6, behind)
     import studio.tuning.search as search
 
-    table = {(1, 16, 0): 3989, (2, 16, 0): 7483, (4, 16, 0): 8405, (8, 16, 0): 7123, (3, 16, 0): 8476,
-             (6, 16, 0): 6812, (5, 16, 0): 8000, (7, 16, 0): 7000}
-    space = Space(max_batch_size=[16], max_queue_delay_microseconds=[0], instances=list(range(1, 9)),
-                  concurrency=[64], seed=Point(16, 0, 1, 64))
-    server = TableServer(table)
-    result = Tuner(server, 20.0).search(space)
-    assert list(dict.fromkeys(k[0] for k in server.seen)) == [1, 2, 4, 8, 3, 6]
+    counts = {1: 3989, 2: 7483, 4: 8405, 8: 7123, 3: 8476, 6: 6812, 5: 8000, 7: 7000}
+    result, order = _walk_instances(counts)
+    assert order == [1, 2, 4, 8, 3, 6]
     assert result.knees[0].point.instances == 3  # +0.8%: a tie, for the confirmation to settle
     monkeypatch.setattr(search, "BETWEEN_LOOKS", 1)  # one look in all: the better side's
-    server = TableServer(table)
-    Tuner(server, 20.0).search(space)
-    assert list(dict.fromkeys(k[0] for k in server.seen)) == [1, 2, 4, 8, 3]
+    assert _walk_instances(counts)[1] == [1, 2, 4, 8, 3]
 
 
 def test_a_small_move_does_not_rewalk_the_other_axes():
