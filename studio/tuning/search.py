@@ -47,6 +47,8 @@ NOISE_BAND = 0.95  # a configuration this close to the leader may be noise: alon
 # 8 instances 9,255 and 10,089/s; Model Analyzer's quick search does not walk the delay at all)
 TIE_STEP_AXES = ("instances", "max_queue_delay_microseconds")
 SATURATED = 1.02  # more load that adds less than 2% throughput is latency only
+FULL_LOAD = 15  # what a full load costs, in reload_cost's tenths of a second
+RELOAD_PARAMETER = 'parameters["triton_studio_reload"].string_value'  # changed to make Triton load a config anew
 BETWEEN_LOOKS = 2  # looks between the instance counts the doubling walk stepped over on its way to the leader
 PLATEAU_LOOKS = 2  # probes spent after the walk around configurations that tied with the leader
 BASELINE_TOLERANCE = 0.20  # the baseline's windows agree within this: it is a reference, not a candidate, and
@@ -376,8 +378,13 @@ class Tuner:
     def __init__(self, session, p99_budget_ms: float, budget_s: float | None = None, point_budget_s: float = 12.0,
                  on_measurement: Callable[[Measurement], None] | None = None, max_knee_probes: int = 6,
                  requests_per_window: int | None = None, max_window_s: float = 2.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, full_reload_removals: bool = False) -> None:
         self.session = session
+        # load a configuration with fewer instances anew (RELOAD_PARAMETER) where removing them in place costs
+        # more than a full load: the python backend's instances are removed one after another at ~1.1 s each
+        # (reload_cost). Only where the session's document is a scratch copy: the parameter stays in it
+        self.full_reload_removals = full_reload_removals
+        self.forced_reloads = 0
         self.clock = clock  # injectable, as in studio.tuning.reload: the tests' simulated server advances it
         # adaptive windows: each window long enough for this many requests (a p99 from >= 5 tail requests),
         # never shorter than the session's own window nor longer than max_window_s
@@ -456,7 +463,11 @@ class Tuner:
             if not self.session.document.has("instance_group[0]"):
                 self.session.document.set("instance_group", [{"kind": "KIND_AUTO"}])
             limit = self.reload_budget()
-            rec = self.session.apply(p.edits(), p.label(), budget_s=self._point_budget(), load_timeout_s=limit)
+            edits = p.edits()
+            if self.full_reload_removals and reload_cost(self._config, p.config_key()) > FULL_LOAD:
+                self.forced_reloads += 1  # a new value: Triton's config differs outside instance_group
+                edits[RELOAD_PARAMETER] = str(self.forced_reloads)
+            rec = self.session.apply(edits, p.label(), budget_s=self._point_budget(), load_timeout_s=limit)
             self._config = p.config_key() if rec.error is None else None
             self.reload_s += rec.load_s
             if getattr(rec, "timed_out", False):  # the server may still be loading it: a next reload would queue
@@ -754,7 +765,7 @@ class Tuner:
             # reversed every other round (A B C C B A: a drift of the machine's speed weighs on each candidate
             # alike), starting with the configuration the server runs now (one reload fewer)
             runs = {k.point: Confirmed(k.point, [k.throughput], [k.p99_ms]) for k in candidates}
-            order = confirmation_order(candidates, self._config, rounds)
+            order = confirmation_order(candidates, self._config, rounds, self.full_reload_removals)
             last_round_s = 0.0
             cut = False
             try:
@@ -835,21 +846,26 @@ class Tuner:
         return result
 
 
-def reload_cost(a: tuple | None, b: tuple) -> int:
+def reload_cost(a: tuple | None, b: tuple, full_removals: bool = False) -> int:
     """What loading configuration `b` (a config_key) costs with `a` loaded, in tenths of a second as measured on
     the embedded Triton 2.51 (python backend, load eased): 0 the same; 3 more instances and nothing else (Triton
     adds instances in place: 0.2-0.5 s for 8 python instances); 11 per instance fewer and nothing else (Triton
     removes them in place, one after another, and each python instance's teardown sleeps 1 s: python_backend
-    src/python_be.cc, ~ModelInstanceState -> StubLauncher::UpdateHealth; 8 -> 4 instances took 4.8-5.1 s); 15
-    anything else (a full load, the old copy torn down in the background: 1.5-2.5 s)."""
+    src/python_be.cc, ~ModelInstanceState -> StubLauncher::UpdateHealth; 8 -> 4 instances took 4.8-5.1 s), or
+    at most FULL_LOAD with `full_removals` (the Tuner loads such a removal anew); FULL_LOAD anything else (a full
+    load, the old copy torn down in the background: 1.5-2.5 s)."""
     if a == b:
         return 0
     if a is not None and a[:2] == b[:2] and a[3:] == b[3:]:
-        return 3 if b[2] > a[2] else 11 * (a[2] - b[2])
-    return 15
+        if b[2] > a[2]:
+            return 3
+        removal = 11 * (a[2] - b[2])
+        return min(removal, FULL_LOAD) if full_removals else removal
+    return FULL_LOAD
 
 
-def confirmation_order(candidates: list[Measurement], loaded: tuple | None, rounds: int) -> list[Measurement]:
+def confirmation_order(candidates: list[Measurement], loaded: tuple | None, rounds: int,
+                       full_removals: bool = False) -> list[Measurement]:
     """The first round's order for the confirmation (later rounds alternate its reverse and itself): the one
     whose loads cost least, starting with the loaded configuration when it is a candidate (its first
     measurement needs no load at all); ties keep the search's ranking."""
@@ -860,7 +876,7 @@ def confirmation_order(candidates: list[Measurement], loaded: tuple | None, roun
 
     def cost(p: list[int]) -> int:
         seq = [keys[i] for r in range(rounds) for i in (p if r % 2 == 0 else p[::-1])]
-        return sum(reload_cost(a, b) for a, b in zip([loaded, *seq], seq))
+        return sum(reload_cost(a, b, full_removals) for a, b in zip([loaded, *seq], seq))
 
     best = min(orders, key=cost)  # min keeps the first of equals: permutations come in the ranking's order
     return [candidates[i] for i in best]

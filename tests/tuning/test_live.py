@@ -167,6 +167,21 @@ def _settle_for_an_in_place_update(client) -> None:
     client.wait_model_ready("batched_sleep")
 
 
+def _stub_pids(repo) -> set[int]:
+    """The python backend's stub processes serving models under `repo` (their command line names the model's
+    path: no other test's server shares it)."""
+    out = set()
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:  # gone meanwhile
+            continue
+        if args and args[0].endswith(b"triton_python_backend_stub") and any(str(repo).encode() in a for a in args):
+            out.add(int(pid))
+    return out
+
+
 def test_an_instance_change_under_heavy_load_goes_through_with_the_load_eased(server):
     """Triton applies a change of instance_group alone in place, and the new instance's INIT waits until the
     model's shared payload queue is empty (core rate_limiter.cc). Under a load that keeps it full (the default
@@ -237,6 +252,52 @@ def test_a_new_concurrency_holds_through_a_reload_eased_at_once(server):
         assert len(gen._workers) == 4  # the loop's workers followed the last setting
     finally:
         gen.stop()
+
+
+def test_a_tune_loads_fewer_python_instances_anew_where_removing_them_in_place_costs_more(server):
+    """Triton removes instances in place one after another, and each python instance's teardown sleeps 1 s: the
+    tune (full_reload_removals, as the CLI sets it for the python backend) changes a parameter the model ignores
+    instead, so Triton loads the configuration anew. One instance fewer, or more, stays in place."""
+    from studio.tuning.search import Point, Tuner
+
+    rt, ep, client, repo = server
+    doc, reqs = _requests(repo)
+    before = (repo / "batched_sleep" / "config.pbtxt").read_bytes()
+    _settle_for_an_in_place_update(client)
+    gen = LoadGenerator(ep.grpc_target, reqs, LoadSpec(concurrency=8, duration_s=None)).start()
+    sampler = Sampler(gen, client, "batched_sleep").start()
+    session = TuningSession(client, "batched_sleep", doc, sampler, window_s=0.5, load_timeout_s=scaled_s(40),
+                            ease_after_s=0.0)
+    tuner = Tuner(session, 1000.0, point_budget_s=scaled_s(3), full_reload_removals=True)
+
+    def stubs() -> set[int]:  # a full load starts every instance's stub anew; an update in place keeps them
+        return _stub_pids(repo)  # (Triton logs "loading: <model>:<version>" for both)
+
+    def count() -> int:
+        return client.resolved_config("batched_sleep")["instance_group"][0]["count"]
+
+    try:
+        m = tuner.measure(Point(16, 0, 4, 8))
+        assert m.error is None, m.error
+        for n in (6, 5):  # more, one fewer: in place (a point measured before is not measured again)
+            before_stubs = stubs()
+            assert tuner.measure(Point(16, 0, n, 8)).error is None
+            assert count() == n and tuner.forced_reloads == 0
+            assert len(stubs()) == n and len(stubs() & before_stubs) == min(n, len(before_stubs))
+        before_stubs = stubs()
+        assert tuner.measure(Point(16, 0, 1, 8)).error is None  # four fewer: ~4.4 s in place, a full load ~1.5 s
+        assert count() == 1 and tuner.forced_reloads == 1
+        assert len(stubs()) == 1 and not stubs() & before_stubs  # loaded anew
+        params = client.resolved_config("batched_sleep")["parameters"]
+        assert params["triton_studio_reload"]["string_value"] == "1"
+        before_stubs = stubs()
+        assert tuner.measure(Point(16, 0, 2, 8)).error is None  # the parameter kept: an add stays in place
+        assert count() == 2 and tuner.forced_reloads == 1
+        assert len(stubs()) == 2 and before_stubs <= stubs()
+        assert (repo / "batched_sleep" / "config.pbtxt").read_bytes() == before  # a scratch document only
+    finally:
+        gen.stop()
+        sampler.stop()
 
 
 def test_the_dashboards_instance_change_under_heavy_load_goes_through_too(server):

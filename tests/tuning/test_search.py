@@ -17,6 +17,7 @@ from tritonclient.grpc import model_config_pb2 as mc
 
 from studio.config import ConfigDocument
 from studio.tuning.search import (
+    FULL_LOAD,
     MIN_POINT_S,
     MIN_RELOAD_S,
     Measurement,
@@ -421,6 +422,10 @@ def test_the_confirmation_order_spares_full_reloads():
     assert reload_cost(Point(8, 100, 7, 64).config_key(), a.config_key()) == 3
     assert reload_cost(a.config_key(), Point(8, 100, 7, 64).config_key()) == 11  # one fewer: less than a full load
     assert reload_cost(a.config_key(), b.config_key()) == 15 and reload_cost(None, a.config_key()) == 15
+    # where the tune loads a removal of two or more anew (full_removals: the python backend), it costs a full load
+    assert reload_cost(a.config_key(), c.config_key(), full_removals=True) == FULL_LOAD
+    assert reload_cost(a.config_key(), Point(8, 100, 7, 64).config_key(), full_removals=True) == 11
+    assert reload_cost(c.config_key(), a.config_key(), full_removals=True) == 3
     ms = [Measurement(p, x, 15.0, True, 1.0) for p, x in ((a, 6254), (b, 5955), (c, 5857))]
     loaded = Point(4, 100, 8, 64).config_key()  # the search's last probe: no candidate
     order = [m.point for m in confirmation_order(ms, loaded, 2)]
