@@ -270,8 +270,16 @@ def test_a_tune_loads_fewer_python_instances_anew_where_removing_them_in_place_c
                             ease_after_s=0.0)
     tuner = Tuner(session, 1000.0, point_budget_s=scaled_s(3), full_reload_removals=True)
 
-    def stubs() -> set[int]:  # a full load starts every instance's stub anew; an update in place keeps them
-        return _stub_pids(repo)  # (Triton logs "loading: <model>:<version>" for both)
+    def stubs(settled_at: int | None = None) -> set[int]:
+        """A full load starts every instance's stub anew, an update in place keeps them (Triton logs "loading:
+        <model>:<version>" for both). After a full load the old instances' stubs are torn down in the background
+        (1 s each): with `settled_at`, wait until that many are left."""
+        deadline = time.monotonic() + scaled_s(20)
+        pids = _stub_pids(repo)
+        while settled_at is not None and len(pids) != settled_at and time.monotonic() < deadline:
+            time.sleep(0.1)
+            pids = _stub_pids(repo)
+        return pids
 
     def count() -> int:
         return client.resolved_config("batched_sleep")["instance_group"][0]["count"]
@@ -283,17 +291,20 @@ def test_a_tune_loads_fewer_python_instances_anew_where_removing_them_in_place_c
             before_stubs = stubs()
             assert tuner.measure(Point(16, 0, n, 8)).error is None
             assert count() == n and tuner.forced_reloads == 0
-            assert len(stubs()) == n and len(stubs() & before_stubs) == min(n, len(before_stubs))
+            now = stubs(settled_at=n)
+            assert len(now) == n and len(now & before_stubs) == min(n, len(before_stubs))
         before_stubs = stubs()
         assert tuner.measure(Point(16, 0, 1, 8)).error is None  # four fewer: ~4.4 s in place, a full load ~1.5 s
         assert count() == 1 and tuner.forced_reloads == 1
-        assert len(stubs()) == 1 and not stubs() & before_stubs  # loaded anew
+        now = stubs(settled_at=1)
+        assert len(now) == 1 and not now & before_stubs  # loaded anew (in place would keep one of the five)
         params = client.resolved_config("batched_sleep")["parameters"]
         assert params["triton_studio_reload"]["string_value"] == "1"
         before_stubs = stubs()
         assert tuner.measure(Point(16, 0, 2, 8)).error is None  # the parameter kept: an add stays in place
         assert count() == 2 and tuner.forced_reloads == 1
-        assert len(stubs()) == 2 and before_stubs <= stubs()
+        now = stubs(settled_at=2)
+        assert len(now) == 2 and before_stubs <= now
         assert (repo / "batched_sleep" / "config.pbtxt").read_bytes() == before  # a scratch document only
     finally:
         gen.stop()
