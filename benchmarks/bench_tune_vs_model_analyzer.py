@@ -127,7 +127,7 @@ def print_trace(ours: dict) -> None:
     runs = [(m, "") for m in ours["trace"]] + [(m, " (confirmation)") for m in ours["confirmation_trace"]]
     for m, phase in sorted(runs, key=lambda r: r[0]["at_s"]):
         p99 = f"{m['p99_ms']:.1f}" if m["p99_ms"] is not None else "-"
-        looks = " (mean of 2 looks: a narrow gain)" if m.get("looks", 1) > 1 else ""
+        looks = " (mean of 2 looks)" if m.get("looks", 1) > 1 else ""
         print(f"    {m['at_s']:6.1f}s {m['seconds']:5.1f}s (reload {m['reload_s']:.1f}s, x{m['attempts']}) "
               f"{m['config']} @c{m['concurrency']}: {m['throughput']:,.0f}/s p99 {p99}{phase}{looks}")
     mach = ours["machine"]

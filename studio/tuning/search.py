@@ -223,7 +223,7 @@ class Measurement:
     attempts: int = 1  # >1: it did not settle and was measured again
     at: float = 0.0  # seconds since the tune started
     reload_s: float = 0.0  # of `seconds`, the time the server took to load the configuration (0: no reload)
-    looks: int = 1  # 2: a narrow gain over the leader, measured again (CLEAR); the figures are the mean of both
+    looks: int = 1  # 2: a narrow gain over the leader (CLEAR) or a near miss (NEAR_MISS), measured again; the mean of both
 
     def within(self, budget_ms: float) -> bool:
         return self.error is None and self.p99_ms is not None and self.p99_ms <= budget_ms
@@ -484,8 +484,10 @@ class Tuner:
             return rec.error, rec.result, rec.load_s
         return None, self.session.measure(since=time.monotonic(), budget_s=self._point_budget()), 0.0
 
-    def measure(self, p: Point, fresh: bool = False) -> Measurement:
-        """The point's steady figures; measured again once when it did not settle (the attempts say so)."""
+    def measure(self, p: Point, fresh: bool = False, again: bool = True) -> Measurement:
+        """The point's steady figures; measured again once when it did not settle (the attempts say so), unless
+        `again` is False: the confirmation's rounds are the re-measurement (an unsettled look there took the whole
+        point budget twice, 13 s of a 92 s tune), and its figure is marked unsettled (stable False)."""
         if p in self.cache and not fresh:
             return self.cache[p]
         t0 = self.clock()
@@ -505,7 +507,7 @@ class Tuner:
                             reload_s=reload_s)
             if steady.throughput > 0:
                 self._last_throughput = steady.throughput
-            if steady.stable or attempts >= 2 or self.out_of_time():
+            if steady.stable or attempts >= 2 or not again or self.out_of_time():
                 break
         self.measured += 1
         if not fresh:
@@ -798,7 +800,7 @@ class Tuner:
                                          "configurations (time budget)")
                             cut = True
                             break
-                        m = self.measure(k.point, fresh=True)
+                        m = self.measure(k.point, fresh=True, again=False)
                         fresh.append(m)
                         if m.error is None and m.p99_ms is not None:
                             runs[k.point].throughputs.append(m.throughput)
@@ -889,7 +891,7 @@ class Tuner:
             for _ in range(rounds):
                 if self._time_left() <= 0 or self.budget_s == -1.0:
                     break
-                m = self.measure(got.point, fresh=True)
+                m = self.measure(got.point, fresh=True, again=False)
                 fresh.append(m)
                 if m.error is None and m.p99_ms is not None:
                     got.throughputs.append(m.throughput)

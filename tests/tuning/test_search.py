@@ -558,6 +558,24 @@ def test_a_point_that_does_not_settle_is_measured_again_not_dropped():
     assert m.attempts == 2 and m.stable and server.measured == 2
 
 
+class NeverSettlesServer(SimulatedServer):
+    """A SimulatedServer whose windows never agree (a busy machine): every measurement is unsettled."""
+
+    def measure(self, since=None, budget_s: float = 30.0, t_change=None) -> SteadyState:
+        return replace(super().measure(since, budget_s, t_change), stable=False)
+
+
+def test_the_confirmation_measures_an_unsettled_point_once_its_rounds_are_the_re_measurement():
+    server = NeverSettlesServer()
+    space = Space(max_batch_size=[16, 32], max_queue_delay_microseconds=[0], instances=[1, 2], concurrency=[32])
+    result = Tuner(server, 20.0).tune(space, rounds=2)
+    # the search's points: measured again when they did not settle (a second look sums both looks' attempts)
+    assert result.measurements and all(m.attempts == 2 * m.looks and not m.stable for m in result.measurements)
+    runs = result.confirmation_runs
+    assert len(runs) == 2 * len(result.confirmed) and all(m.attempts == 1 and not m.stable for m in runs)
+    assert server.measured == sum(m.attempts for m in result.measurements) + len(runs)
+
+
 def test_a_config_that_cannot_beat_the_leader_is_dropped_early():
     server = SimulatedServer()
     space = Space.for_model(server.document.to_message(), cpus=2, max_concurrency=256)
